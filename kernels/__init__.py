@@ -1,0 +1,43 @@
+"""Recurrent kernels: the RNN/GRU/LSTM step, forward and backward through time.
+
+One folder per cell (``rnn``, ``gru``, ``lstm``), one file per backend:
+
+- ``reference.py``: plain PyTorch loops, the specification (differentiable by autograd);
+- ``numba_cpu.py``: Numba-jitted CPU kernels owning the whole time loop;
+- ``triton_gpu.py``: Triton GPU kernels (persistent over time).
+
+Every kernel follows one calling convention (dimension legend: ``T`` time steps, ``B`` batch,
+``H`` hidden size, ``G`` gates: 1 for RNN, 3 for GRU, 4 for LSTM)::
+
+    forward(gx, w_hh, b_hh, h0, c0=None, **options) -> out, h_n, c_n, saved
+    backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options)
+        -> d_gx, d_gh, d_h0, d_c0
+
+``gx`` (T, B, G*H) is the input projection ``x @ W_ih.T + b_ih`` for all steps, computed
+before the kernel as one matmul; ``w_hh`` (G*H, H) and ``b_hh`` (G*H,) are the recurrent
+weights; ``h0``/``c0`` (B, H) the initial state. ``d_gh`` (T, B, G*H) is the gradient of the
+recurrent pre-activation ``h_{t-1} @ W_hh.T + b_hh``, from which the caller forms
+``dW_hh = d_gh^T @ h_prev`` as one matmul after the loop; for RNN and LSTM it is the same tensor
+as ``d_gx``. ``saved`` holds what the backend keeps for its backward (activated gates, ...);
+``grad_hn``/``grad_cn`` are the gradients of the final state (truncated BPTT carries the state
+on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the initial state.
+``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn`` and ``d_c0`` are ``None`` except for the LSTM.
+
+This package imports neither pandas, scikit-learn nor ``torch.nn``.
+"""
+
+from tsrnn.kernels.common.registry import (
+    CELLS,
+    BackendUnavailableError,
+    available_backends,
+    get_kernel,
+    resolve_backend,
+)
+
+__all__ = [
+    "CELLS",
+    "BackendUnavailableError",
+    "available_backends",
+    "get_kernel",
+    "resolve_backend",
+]

@@ -1,0 +1,1 @@
+"""What the cells share: the Numba policy, activations and the backend registry."""

@@ -1,0 +1,52 @@
+"""The one Numba policy: every ``@njit`` in tsrnn takes its options from here.
+
+``cache=True`` stores compiled machine code next to the module (or in ``NUMBA_CACHE_DIR``), so
+a fresh process loads kernels from disk instead of compiling them again. ``fastmath`` allows
+reassociation and contraction (so dot products vectorise) but not ``nnan``/``ninf``: a NaN that
+enters a kernel must come out as a NaN, never be optimised away.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numba
+
+FASTMATH = frozenset({"contract", "reassoc", "nsz", "arcp", "afn"})
+
+NJIT_OPTIONS = dict(nogil=True, cache=True, fastmath=FASTMATH, error_model="numpy")
+PARALLEL_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
+
+
+def njit(*args, **kwargs):
+    """``numba.njit`` with the project's options (serial)."""
+    return numba.njit(*args, **{**NJIT_OPTIONS, **kwargs})
+
+
+def njit_parallel(*args, **kwargs):
+    """``numba.njit`` with the project's options and ``parallel=True`` (use ``prange``)."""
+    return numba.njit(*args, **{**PARALLEL_OPTIONS, **kwargs})
+
+
+@contextlib.contextmanager
+def num_threads(n: int | None):
+    """Bound the Numba threads of kernels called from this thread, restoring them after.
+
+    ``numba.set_num_threads`` is thread-local: this does not touch other threads' settings nor
+    the process-wide ``NUMBA_NUM_THREADS``. ``None`` leaves the current setting alone.
+    """
+    if n is None:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def cache_dir() -> str | None:
+    """Where compiled kernels are cached (``NUMBA_CACHE_DIR``, or beside the modules)."""
+    return os.environ.get("NUMBA_CACHE_DIR") or None

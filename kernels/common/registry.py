@@ -1,0 +1,147 @@
+"""Backend registry: which kernel module runs a cell on which device and dtype.
+
+Backend choice is one pure function, :func:`resolve_backend`; :func:`get_kernel` returns the
+module implementing the calling convention described in :mod:`tsrnn.kernels`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+
+CELLS = ("rnn", "gru", "lstm")
+BACKENDS = ("auto", "numba", "triton", "torch")
+_MODULES = {"numba": "numba_cpu", "triton": "triton_gpu", "torch": "reference"}
+_NUMBA_DTYPES = ("float32", "float64")
+_TRITON_DTYPES = ("float32", "bfloat16", "float64")
+
+
+class BackendUnavailableError(ValueError):
+    """A kernel backend was asked for where it cannot run (device, dtype or missing package)."""
+
+
+def triton_interpreted() -> bool:
+    """True when Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET=1``)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def _triton_installed() -> bool:
+    return importlib.util.find_spec("triton") is not None
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _device_type(device) -> str:
+    return str(device).split(":")[0]
+
+
+def resolve_backend(backend: str, device="cpu", dtype="float32") -> str:
+    """Pick the kernel backend for tensors on ``device`` of ``dtype``.
+
+    Parameters
+    ----------
+    backend : {'auto', 'numba', 'triton', 'torch'}
+        ``'auto'`` picks Triton for CUDA tensors and Numba for CPU tensors.
+    device : str or torch.device
+    dtype : str or torch.dtype
+
+    Returns
+    -------
+    str
+        ``'numba'``, ``'triton'`` or ``'torch'``.
+
+    Raises
+    ------
+    BackendUnavailableError
+        If the backend cannot run there, saying why and what to use instead.
+
+    Examples
+    --------
+    >>> resolve_backend("auto", "cpu", "float64")
+    'numba'
+    >>> resolve_backend("torch", "cpu", "float16")
+    'torch'
+    """
+    if backend not in BACKENDS:
+        raise ValueError(
+            f"backend must be one of {BACKENDS}, got {backend!r}. Use 'auto' to let tsrnn "
+            "choose Numba on CPU and Triton on CUDA."
+        )
+    dev = _device_type(device)
+    name = _dtype_name(dtype)
+    if backend == "auto":
+        if dev == "cuda":
+            backend = "triton" if _triton_installed() and name in _TRITON_DTYPES else "torch"
+        elif dev == "cpu":
+            backend = "numba" if name in _NUMBA_DTYPES else "torch"
+        else:
+            backend = "torch"
+        return backend
+    if backend == "numba":
+        if dev != "cpu":
+            raise BackendUnavailableError(
+                f"backend='numba' runs on CPU tensors, but the input is on {device!r}. Move the "
+                "module and input to the CPU, or use backend='auto' (Triton on CUDA)."
+            )
+        if name not in _NUMBA_DTYPES:
+            raise BackendUnavailableError(
+                f"backend='numba' supports float32 and float64, got {name}. Convert the input "
+                "(e.g. .float()) or use backend='torch'."
+            )
+    elif backend == "triton":
+        if not _triton_installed():
+            raise BackendUnavailableError(
+                "backend='triton' needs the triton package, which is not installed. "
+                "`pip install triton` (Linux), or use backend='auto'."
+            )
+        if dev != "cuda" and not (dev == "cpu" and triton_interpreted()):
+            raise BackendUnavailableError(
+                f"backend='triton' runs on CUDA tensors, but the input is on {device!r}. Move it "
+                "to a GPU, set TRITON_INTERPRET=1 before importing triton to run the kernels in "
+                "Triton's (slow) CPU interpreter, or use backend='numba' on the CPU."
+            )
+        if name not in _TRITON_DTYPES:
+            raise BackendUnavailableError(
+                f"backend='triton' supports {', '.join(_TRITON_DTYPES)}, got {name}. Convert "
+                "the input or use backend='torch'."
+            )
+    return backend
+
+
+def available_backends(device="cpu", dtype="float32") -> list[str]:
+    """The concrete backends that can run on ``device`` with ``dtype``.
+
+    Examples
+    --------
+    >>> "numba" in available_backends("cpu", "float32")
+    True
+    """
+    out = []
+    for b in ("numba", "triton", "torch"):
+        try:
+            resolve_backend(b, device, dtype)
+        except BackendUnavailableError:
+            continue
+        out.append(b)
+    return out
+
+
+def get_kernel(cell: str, backend: str):
+    """The module implementing ``cell`` on a concrete ``backend``.
+
+    Examples
+    --------
+    >>> get_kernel("gru", "torch").__name__
+    'tsrnn.kernels.gru.reference'
+    """
+    if cell not in CELLS:
+        raise ValueError(f"cell must be one of {CELLS}, got {cell!r}.")
+    if backend not in _MODULES:
+        raise ValueError(
+            f"get_kernel needs a concrete backend {tuple(_MODULES)}, got {backend!r}; "
+            "call resolve_backend first."
+        )
+    return importlib.import_module(f"tsrnn.kernels.{cell}.{_MODULES[backend]}")

@@ -1,0 +1,1 @@
+"""LSTM cell in torch's form (gates i, f, g, o)."""

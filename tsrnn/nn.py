@@ -1,0 +1,326 @@
+"""Recurrent layers on tsrnn's fused kernels: drop-in replacements for ``torch.nn``.
+
+``tsrnn.nn.RNN``, ``GRU`` and ``LSTM`` subclass the ``torch.nn`` layers: same constructor
+arguments, parameter names and shapes, ``state_dict`` (both ways), ``forward(input, hx=None)``
+semantics and return values, unbatched input included. Only the recurrence runs elsewhere: on
+the kernel chosen by ``backend`` (``'auto'``: Triton for CUDA tensors, Numba for CPU tensors;
+``'torch'``: the plain PyTorch reference loop).
+
+Per layer and direction the work is: one matmul for the input projection of all steps
+(``F.linear``), one kernel call for the time loop, and in backward one kernel call running time
+in reverse followed by one matmul for each weight gradient.
+
+Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch.autograd.function import once_differentiable
+from torch.nn.utils.rnn import PackedSequence
+
+from tsrnn.kernels.common.registry import BACKENDS, get_kernel, resolve_backend
+
+__all__ = ["GRU", "LSTM", "RNN", "recurrence"]
+
+_CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
+
+
+class _Recurrence(torch.autograd.Function):
+    """Autograd glue around one kernel: forward and backward through time in one call each."""
+
+    @staticmethod
+    def forward(ctx, gx, w_hh, b_hh, h0, c0, kernel, options):
+        out, hn, cn, saved = kernel.forward(gx, w_hh, b_hh, h0, c0, save=True, **options)
+        ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
+        ctx.n_saved = len(saved)
+        keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
+        ctx.keep_gx = keep_gx
+        ctx.save_for_backward(
+            gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved
+        )
+        if ctx.has_c:
+            return out, hn, cn
+        return out, hn
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out, grad_hn, grad_cn=None):
+        gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
+        d_gx, d_gh, d_h0, d_c0 = ctx.kernel.backward(
+            grad_out.contiguous(),
+            grad_hn.contiguous(),
+            None if grad_cn is None else grad_cn.contiguous(),
+            gx, w_hh, b_hh, h0, c0, out, tuple(saved), **ctx.options,
+        )
+        # dW_hh = Σ_t d_gh_t^T h_{t-1}: one matmul over all steps and batch rows.
+        H = h0.shape[-1]
+        h_prev = torch.cat([h0.unsqueeze(0), out[:-1]], dim=0).reshape(-1, H)
+        GH = d_gh.shape[-1]
+        d_gh2 = d_gh.reshape(-1, GH)
+        d_w_hh = d_gh2.T @ h_prev if ctx.needs_input_grad[1] else None
+        d_b_hh = d_gh2.sum(0) if ctx.needs_input_grad[2] else None
+        return d_gx, d_w_hh, d_b_hh, d_h0, d_c0, None, None
+
+
+def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearity="tanh"):
+    """Run one recurrent layer's time loop on a kernel, differentiably.
+
+    Parameters
+    ----------
+    cell : {'rnn', 'gru', 'lstm'}
+    gx : Tensor (T, B, G*H)
+        Input projection of every step, ``x @ W_ih.T + b_ih``.
+    w_hh : Tensor (G*H, H)
+    b_hh : Tensor (G*H,)
+    h0 : Tensor (B, H)
+    c0 : Tensor (B, H), LSTM only
+    backend : {'auto', 'numba', 'triton', 'torch'}
+    nonlinearity : {'tanh', 'relu'}, RNN only
+
+    Returns
+    -------
+    out : Tensor (T, B, H)
+    h_n : Tensor (B, H)
+    c_n : Tensor (B, H) or None
+
+    Examples
+    --------
+    >>> import torch
+    >>> gx, w, b, h0 = torch.zeros(5, 2, 12), torch.zeros(12, 4), torch.zeros(12), torch.zeros(2, 4)
+    >>> out, h_n, c_n = recurrence("gru", gx, w, b, h0)
+    >>> tuple(out.shape), c_n is None
+    ((5, 2, 4), True)
+    """
+    name = resolve_backend(backend, gx.device, gx.dtype)
+    kernel = get_kernel(cell, name)
+    options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
+    needs_grad = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (gx, w_hh, b_hh, h0, c0)
+    )
+    if name == "torch" or not needs_grad:
+        # The reference is differentiable by autograd as it stands; without gradients the
+        # kernel need not keep activations for a backward.
+        out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=needs_grad, **options)
+        return out, hn, cn
+    res = _Recurrence.apply(gx, w_hh, b_hh, h0, c0, kernel, options)
+    if c0 is None:
+        return res[0], res[1], None
+    return res
+
+
+class _KernelRNNMixin:
+    """The forward shared by the three layers; the torch.nn base class holds the parameters."""
+
+    def _init_backend(self, backend):
+        if backend not in BACKENDS:
+            raise ValueError(
+                f"backend must be one of {BACKENDS}, got {backend!r}. Use 'auto' to run Numba "
+                "kernels on CPU tensors and Triton kernels on CUDA tensors."
+            )
+        self.backend = backend
+
+    def extra_repr(self):
+        return super().extra_repr() + f", backend={self.backend!r}"
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault("backend", "auto")
+
+    def _check_input(self, x):
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(
+                f"{type(self).__name__} expects a torch.Tensor input, got {type(x).__name__}. "
+                "Convert it with torch.as_tensor(...)."
+            )
+        if x.dim() not in (2, 3):
+            raise ValueError(
+                f"{type(self).__name__}: expected a 2-D (unbatched) or 3-D (batched) input, got "
+                f"{x.dim()}-D with shape {tuple(x.shape)}."
+            )
+        if x.shape[-1] != self.input_size:
+            raise ValueError(
+                f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
+                f"{self.input_size}, got {x.shape[-1]}."
+            )
+        w = self.weight_ih_l0
+        if x.dtype != w.dtype or x.device != w.device:
+            raise TypeError(
+                f"{type(self).__name__}: input is {x.dtype} on {x.device} but the parameters are "
+                f"{w.dtype} on {w.device}. Use module.to(input.dtype) / .to(device) or convert "
+                "the input."
+            )
+
+    def _state_shape(self, batch):
+        D = 2 if self.bidirectional else 1
+        return (self.num_layers * D, batch, self.hidden_size)
+
+    def _check_state(self, h, batch, what, unbatched):
+        expected = self._state_shape(batch)
+        if unbatched:
+            expected = (expected[0], expected[2])
+        if not isinstance(h, torch.Tensor):
+            raise TypeError(f"{what} must be a torch.Tensor, got {type(h).__name__}.")
+        if tuple(h.shape) != expected:
+            raise ValueError(
+                f"{type(self).__name__}: expected {what} of size {expected}, got "
+                f"{tuple(h.shape)}."
+            )
+
+    def _run(self, x, hx):
+        cell = _CELL_OF_MODE[self.mode]
+        is_lstm = cell == "lstm"
+        if isinstance(x, PackedSequence) or getattr(self, "proj_size", 0) > 0:
+            # Variable-length packed batches and LSTM projections run on torch.nn's own
+            # implementation: same module, same parameters, same results.
+            return super().forward(x, hx)
+        self._check_input(x)
+        unbatched = x.dim() == 2
+        if unbatched:
+            x = x.unsqueeze(1)
+        elif self.batch_first:
+            x = x.transpose(0, 1)
+        T, B, _ = x.shape
+        if hx is None:
+            h0 = x.new_zeros(self._state_shape(B))
+            c0 = x.new_zeros(self._state_shape(B)) if is_lstm else None
+        else:
+            if is_lstm:
+                if not (isinstance(hx, tuple | list) and len(hx) == 2):
+                    raise TypeError("LSTM expects hx as a tuple (h_0, c_0).")
+                h0, c0 = hx
+                self._check_state(h0, B, "h_0", unbatched)
+                self._check_state(c0, B, "c_0", unbatched)
+            else:
+                h0, c0 = hx, None
+                self._check_state(h0, B, "hx", unbatched)
+            if unbatched:
+                h0 = h0.unsqueeze(1)
+                c0 = None if c0 is None else c0.unsqueeze(1)
+
+        D = 2 if self.bidirectional else 1
+        options = {"nonlinearity": self.nonlinearity} if cell == "rnn" else {}
+        layer_input = x
+        h_n, c_n = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(D):
+                sfx = f"_l{layer}" + ("_reverse" if d == 1 else "")
+                w_ih = getattr(self, "weight_ih" + sfx)
+                w_hh = getattr(self, "weight_hh" + sfx)
+                if self.bias:
+                    b_ih = getattr(self, "bias_ih" + sfx)
+                    b_hh = getattr(self, "bias_hh" + sfx)
+                else:
+                    b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
+                gx = F.linear(layer_input, w_ih, b_ih)  # (T, B, G*H): one matmul
+                if d == 1:
+                    gx = gx.flip(0)
+                k = layer * D + d
+                out, hn, cn = recurrence(
+                    cell, gx.contiguous(), w_hh, b_hh, h0[k],
+                    None if c0 is None else c0[k], backend=self.backend, **options,
+                )
+                outs.append(out.flip(0) if d == 1 else out)
+                h_n.append(hn)
+                c_n.append(cn)
+            layer_input = outs[0] if D == 1 else torch.cat(outs, dim=-1)
+            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
+                layer_input = F.dropout(layer_input, self.dropout, training=True)
+
+        output = layer_input
+        h_n = torch.stack(h_n)
+        c_n = torch.stack(c_n) if is_lstm else None
+        if unbatched:
+            output = output.squeeze(1)
+            h_n = h_n.squeeze(1)
+            c_n = None if c_n is None else c_n.squeeze(1)
+        elif self.batch_first:
+            output = output.transpose(0, 1)
+        return output, ((h_n, c_n) if is_lstm else h_n)
+
+
+class RNN(_KernelRNNMixin, torch.nn.RNN):
+    """Elman RNN (tanh or relu) on tsrnn kernels; a drop-in for :class:`torch.nn.RNN`.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Exactly those of :class:`torch.nn.RNN`: ``input_size, hidden_size, num_layers=1,
+        nonlinearity='tanh', bias=True, batch_first=False, dropout=0.0, bidirectional=False,
+        device=None, dtype=None``.
+    backend : {'auto', 'numba', 'triton', 'torch'}, keyword-only
+        Kernel for the time loop; ``'auto'`` picks Triton for CUDA and Numba for CPU tensors.
+
+    Examples
+    --------
+    >>> import torch, tsrnn.nn
+    >>> rnn = tsrnn.nn.RNN(3, 8, num_layers=2, batch_first=True)
+    >>> out, h_n = rnn(torch.randn(4, 10, 3))
+    >>> tuple(out.shape), tuple(h_n.shape)
+    ((4, 10, 8), (2, 4, 8))
+    """
+
+    def __init__(self, *args, backend="auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_backend(backend)
+
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
+
+
+class GRU(_KernelRNNMixin, torch.nn.GRU):
+    """GRU on tsrnn kernels; a drop-in for :class:`torch.nn.GRU` (same ``state_dict``).
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Exactly those of :class:`torch.nn.GRU`.
+    backend : {'auto', 'numba', 'triton', 'torch'}, keyword-only
+
+    Examples
+    --------
+    >>> import torch, tsrnn.nn
+    >>> ref = torch.nn.GRU(1, 16)
+    >>> gru = tsrnn.nn.GRU(1, 16)
+    >>> _ = gru.load_state_dict(ref.state_dict())
+    >>> x = torch.randn(20, 3, 1)
+    >>> torch.allclose(gru(x)[0], ref(x)[0], atol=1e-5)
+    True
+    """
+
+    def __init__(self, *args, backend="auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_backend(backend)
+
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
+
+
+class LSTM(_KernelRNNMixin, torch.nn.LSTM):
+    """LSTM on tsrnn kernels; a drop-in for :class:`torch.nn.LSTM` (same ``state_dict``).
+
+    ``proj_size > 0`` and ``PackedSequence`` inputs run on torch.nn's own implementation.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Exactly those of :class:`torch.nn.LSTM`.
+    backend : {'auto', 'numba', 'triton', 'torch'}, keyword-only
+
+    Examples
+    --------
+    >>> import torch, tsrnn.nn
+    >>> lstm = tsrnn.nn.LSTM(2, 5)
+    >>> out, (h_n, c_n) = lstm(torch.randn(7, 2))   # unbatched (T, I)
+    >>> tuple(out.shape), tuple(h_n.shape), tuple(c_n.shape)
+    ((7, 5), (1, 5), (1, 5))
+    """
+
+    def __init__(self, *args, backend="auto", **kwargs):
+        super().__init__(*args, **kwargs)
+        self._init_backend(backend)
+
+    def forward(self, input, hx=None):
+        return self._run(input, hx)
