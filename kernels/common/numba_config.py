@@ -13,7 +13,7 @@ import os
 
 import numba
 
-FASTMATH = frozenset({"contract", "reassoc", "nsz", "arcp", "afn"})
+FASTMATH = {"contract", "reassoc", "nsz", "arcp", "afn"}
 
 NJIT_OPTIONS = dict(nogil=True, cache=True, fastmath=FASTMATH, error_model="numpy")
 PARALLEL_OPTIONS = dict(NJIT_OPTIONS, parallel=True)

@@ -1,0 +1,143 @@
+"""Argument checks shared by the generators, with scikit-learn's wording.
+
+Every check raises ``TypeError`` for a value of the wrong kind and ``ValueError`` for one out of
+range, in the form "The 'n' parameter of make_ar must be an int in the range [1, inf). Got 0
+instead." followed by what to do about it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+
+def _interval(low, high, closed_low=True, closed_high=True) -> str:
+    left = "[" if closed_low and low is not None else "("
+    right = "]" if closed_high and high is not None else ")"
+    return f"{left}{'-inf' if low is None else low}, {'inf' if high is None else high}{right}"
+
+
+def _fail(error, func, name, expected, value, hint):
+    message = f"The {name!r} parameter of {func} must be {expected}. Got {value!r} instead."
+    raise error(f"{message} {hint}" if hint else message)
+
+
+def check_int(value, name, func, *, low=None, high=None, hint=""):
+    """Return ``value`` as an ``int`` in ``[low, high]``, or raise."""
+    expected = f"an int in the range {_interval(low, high)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        _fail(TypeError, func, name, expected, value, hint)
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        _fail(ValueError, func, name, expected, value, hint)
+    return value
+
+
+def check_real(value, name, func, *, low=None, high=None, open_low=False, hint=""):
+    """Return ``value`` as a finite ``float`` in ``[low, high]`` (``(low, high]`` if
+    ``open_low``), or raise."""
+    expected = f"a float in the range {_interval(low, high, closed_low=not open_low)}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        _fail(TypeError, func, name, expected, value, hint)
+    value = float(value)
+    below = low is not None and (value <= low if open_low else value < low)
+    if not np.isfinite(value) or below or (high is not None and value > high):
+        _fail(ValueError, func, name, expected, value, hint)
+    return value
+
+
+def check_reals(value, name, func, *, low=None, open_low=False, min_size=1, hint=""):
+    """Return a sequence of finite reals (or a single real) as a 1-D float64 array, or raise."""
+    expected = "a real number or a sequence of real numbers"
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        value = [value]
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        _fail(TypeError, func, name, expected, value, hint)
+    array = np.asarray(value)
+    if array.ndim != 1 or not (array.dtype.kind in "iuf" or array.size == 0):
+        _fail(TypeError, func, name, expected, value, hint)
+    array = array.astype(np.float64)
+    if array.size < min_size:
+        _fail(ValueError, func, name, f"a sequence of at least {min_size} value(s)", value, hint)
+    if not np.isfinite(array).all():
+        _fail(ValueError, func, name, "finite (no NaN or inf)", value, hint)
+    if low is not None and ((array <= low) if open_low else (array < low)).any():
+        bound = f"> {low}" if open_low else f">= {low}"
+        _fail(ValueError, func, name, f"made of values {bound}", value, hint)
+    return array
+
+
+def check_choice(value, name, func, choices, *, hint=""):
+    """Return ``value`` if it is one of ``choices``, or raise."""
+    if not isinstance(value, str) or value not in choices:
+        expected = "a str among {" + ", ".join(repr(c) for c in choices) + "}"
+        error = TypeError if not isinstance(value, str) else ValueError
+        _fail(error, func, name, expected, value, hint)
+    return value
+
+
+def check_random_state(random_state, func) -> np.random.Generator:
+    """Turn ``random_state`` into a :class:`numpy.random.Generator`.
+
+    ``None`` gives fresh OS entropy; an int seeds a new generator; a ``Generator`` is used (and
+    advanced) as is; a legacy ``RandomState`` (scikit-learn's kind) seeds a new generator from
+    one draw, so reusing the same ``RandomState`` object gives new data on every call, as in
+    scikit-learn.
+    """
+    if random_state is None or isinstance(random_state, np.random.Generator):
+        return np.random.default_rng(random_state)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            _fail(
+                ValueError,
+                func,
+                "random_state",
+                "a non-negative int",
+                random_state,
+                "Use any seed in [0, inf), e.g. random_state=0.",
+            )
+        return np.random.default_rng(int(random_state))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.default_rng(random_state.randint(np.iinfo(np.int32).max))
+    _fail(
+        TypeError,
+        func,
+        "random_state",
+        "an int, a numpy.random.Generator, a numpy.random.RandomState or None",
+        random_state,
+        "Pass an int for reproducible data.",
+    )
+
+
+def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
+    """``n`` regular time stamps from ``start`` with frequency ``freq``, or a teaching error."""
+    try:
+        offset = pd.tseries.frequencies.to_offset(freq)
+    except (TypeError, ValueError):
+        offset = None
+    if offset is None:
+        _fail(
+            ValueError,
+            func,
+            "freq",
+            "a pandas frequency alias",
+            freq,
+            "Use an offset alias such as 'D', 'h', '30min', 'MS' (month start) or 'QS'.",
+        )
+    try:
+        first = pd.Timestamp(start)
+    except (TypeError, ValueError):
+        first = pd.NaT
+    if first is pd.NaT:
+        _fail(
+            ValueError,
+            func,
+            "start",
+            "a date or something pandas.Timestamp understands",
+            start,
+            "Use e.g. start='2000-01-01'.",
+        )
+    return pd.date_range(first, periods=n, freq=offset, name=name)

@@ -1,0 +1,249 @@
+"""What the Triton kernels of the three cells share: activations, tile helpers, launch plans.
+
+Dimension legend: T time steps, B batch, H hidden size, G gates (RNN 1, GRU 3, LSTM 4);
+``BLOCK_B`` batch rows per program (>= 16: ``tl.dot`` needs every dimension >= 16), ``CH`` the
+hidden chunk (a power of two >= 16, padded with masks), ``NCH`` chunks covering ``H``.
+
+Every recurrent kernel is persistent: one launch, grid over batch tiles, each program runs the
+whole time loop for its ``BLOCK_B`` rows and all ``H`` columns (the step's dependence runs through
+all of ``h``, so a program owning every column needs no grid-wide synchronisation). Two modes,
+chosen on the host by :func:`plan`:
+
+- **resident** (``NCH == 1``): the ``G`` recurrent weight tiles (``CH x CH`` each) are loaded once
+  before the time loop and stay on chip; the state stays in registers. Used while the weights
+  take at most :data:`RESIDENT_BYTES`.
+- **streamed** (``NCH > 1``): the weights are too large to keep on chip (fp32 LSTM with H = 256 is
+  1 MiB), so each step reads them again in ``CH x CH`` tiles (they stay L2-resident across steps)
+  and the state round-trips through a small fp32 scratch buffer (double-buffered over time, one
+  ``tl.debug_barrier`` per phase) because a register tensor cannot be sliced into chunks.
+
+Above :data:`MAX_FUSED_HIDDEN` the cells fall back to the plain PyTorch reference and warn once
+with :class:`tsrnn.exceptions.FallbackWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import torch
+import triton
+import triton.language as tl
+
+from tsrnn.exceptions import FallbackWarning
+from tsrnn.kernels.common.registry import triton_interpreted
+
+MAX_FUSED_HIDDEN = 256
+"""Largest hidden size run by the fused Triton kernels; larger ones use the reference."""
+
+RESIDENT_BYTES = 64 * 1024
+"""Most bytes of recurrent weights (all gates, padded) kept on chip for the whole time loop.
+
+64 KiB spread over a program's 4-8 warps is 64-128 registers a thread (or a third of the shared
+memory of an H100 where the compiler stages the dot operand there): fp32 RNN up to H = 128, fp32
+GRU/LSTM up to H = 64, bf16 RNN up to 128, bf16 GRU/LSTM up to 64. Larger weights are streamed.
+A knob, not a law: set it (module attribute, read at each call) to move the boundary.
+"""
+
+STREAM_CHUNK = 64
+"""Hidden chunk (``CH``) of the streamed mode: one ``CH x CH`` weight tile per ``tl.dot``."""
+
+_warned: set = set()
+
+
+@triton.jit
+def sigmoid(x):
+    """Logistic function, in the dtype of ``x``."""
+    return 1.0 / (1.0 + tl.exp(-x))
+
+
+@triton.jit
+def tanh(x):
+    """Hyperbolic tangent, accurate to a few ulp relative also near 0, in the dtype of ``x``.
+
+    ``1 - 2 / (exp(2|x|) + 1)`` saturates correctly (no inf/inf) but loses relative precision
+    as ``|x| -> 0`` (cancellation), so below 1/8 the odd Taylor polynomial to ``x^11`` is used
+    (truncation < 1e-13 relative). One code path for the GPU and the interpreter, which lacks
+    libdevice.
+    """
+    a = tl.abs(x)
+    big = 1.0 - 2.0 / (tl.exp(2.0 * a) + 1.0)
+    x2 = x * x
+    poly = x2 * (-1382.0 / 155925.0) + 62.0 / 2835.0
+    poly = x2 * poly - 17.0 / 315.0
+    poly = x2 * poly + 2.0 / 15.0
+    poly = x2 * poly - 1.0 / 3.0
+    small = a + a * x2 * poly
+    y = tl.where(a < 0.125, small, big)
+    return tl.where(x < 0, -y, y)
+
+
+@triton.jit
+def load_rows(ptr, rows, stride, cols, mask):
+    """Load ``ptr[rows, cols]`` of a row-major matrix with row ``stride``; 0 where masked."""
+    return tl.load(ptr + rows[:, None] * stride + cols[None, :], mask=mask, other=0.0)
+
+
+@triton.jit
+def store_rows(ptr, rows, stride, cols, value, mask):
+    """Store ``value`` into ``ptr[rows, cols]``, cast to the element type of ``ptr``."""
+    tl.store(ptr + rows[:, None] * stride + cols[None, :],
+             value.to(ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def load_w(w, g, k0, n0, H: tl.constexpr, CH: tl.constexpr, TRANSPOSE: tl.constexpr):
+    """One ``CH x CH`` tile of gate ``g``'s block of ``W_hh`` (G*H, H), zero-padded.
+
+    ``TRANSPOSE``: the tile ``W_g^T[k0:k0+CH, n0:n0+CH]`` (H_in x H_out), the right operand of the
+    forward ``h @ W_g^T``; otherwise ``W_g[k0:k0+CH, n0:n0+CH]`` (gate rows x H_in), the right
+    operand of the backward ``d_gh_g @ W_g``.
+    """
+    rk = k0 + tl.arange(0, CH).to(tl.int64)
+    rn = n0 + tl.arange(0, CH).to(tl.int64)
+    mask = (rk < H)[:, None] & (rn < H)[None, :]
+    if TRANSPOSE:
+        ptrs = w + (g * H + rn[None, :]) * H + rk[:, None]
+    else:
+        ptrs = w + (g * H + rk[:, None]) * H + rn[None, :]
+    return tl.load(ptrs, mask=mask, other=0.0)
+
+
+@triton.jit
+def mm(a, b, DOT_DTYPE: tl.constexpr, ACC_DTYPE: tl.constexpr, PRECISION: tl.constexpr):
+    """``a @ b`` on the tensor cores: operands in ``DOT_DTYPE``, accumulated in ``ACC_DTYPE``."""
+    return tl.dot(a.to(DOT_DTYPE), b.to(DOT_DTYPE), input_precision=PRECISION,
+                  out_dtype=ACC_DTYPE)
+
+
+def autotune_configs() -> list:
+    """Launch configurations tried by :func:`autotune`: warps and pipeline stages.
+
+    Under the interpreter a single configuration: there is nothing to time, and each timing run
+    would replay the whole sequence in Python.
+    """
+    if triton_interpreted():
+        return [triton.Config({}, num_warps=4, num_stages=1)]
+    return [triton.Config({}, num_warps=w, num_stages=s) for w in (4, 8) for s in (1, 2)]
+
+
+def autotune(kernel):
+    """``triton.autotune`` over :func:`autotune_configs`, keyed on the tiling (not on T or B).
+
+    The kernels overwrite every output and re-initialise their scratch, so the timing runs need
+    no reset; T is left out of the key so a new sequence length neither re-tunes nor recompiles.
+    """
+    return triton.autotune(configs=autotune_configs(),
+                           key=["H", "BLOCK_B", "CH", "NCH", "RESIDENT"])(kernel)
+
+
+def next_pow2(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one recurrent kernel is launched (all fields but ``grid`` are compile-time)."""
+
+    BLOCK_B: int
+    CH: int
+    NCH: int
+    RESIDENT: bool
+    n_prog: int
+    dot_dtype: object  # tl dtype of the tl.dot operands
+    acc_dtype: object  # tl dtype of state and accumulators
+    acc_torch: torch.dtype
+    precision: str
+
+    @property
+    def grid(self):
+        return (self.n_prog,)
+
+    @property
+    def rows(self) -> int:
+        """Batch rows including the padding of the last tile (scratch buffers have this many)."""
+        return self.n_prog * self.BLOCK_B
+
+    def consts(self) -> dict:
+        """The kernel's compile-time arguments (``num_warps``/``num_stages`` come from
+        :func:`autotune`)."""
+        return dict(BLOCK_B=self.BLOCK_B, CH=self.CH, NCH=self.NCH, RESIDENT=self.RESIDENT,
+                    DOT_DTYPE=self.dot_dtype, ACC_DTYPE=self.acc_dtype,
+                    PRECISION=self.precision)
+
+
+def plan(B: int, H: int, G: int, dtype: torch.dtype, device) -> Plan:
+    """Tile sizes, mode and dtypes for a batch of ``B`` rows of a ``G``-gate cell of size ``H``.
+
+    Parameters
+    ----------
+    B, H, G : int
+    dtype : torch.dtype
+        float32, bfloat16 or float64 (the dtype of the inputs and outputs).
+    device : torch.device
+
+    Returns
+    -------
+    Plan
+    """
+    interpreted = triton_interpreted()
+    BLOCK_H = max(16, next_pow2(H))
+    item = {torch.bfloat16: 2, torch.float32: 4, torch.float64: 8}[dtype]
+    resident = G * BLOCK_H * BLOCK_H * item <= RESIDENT_BYTES
+    CH = BLOCK_H if resident else max(16, min(BLOCK_H, next_pow2(STREAM_CHUNK)))
+    NCH = triton.cdiv(H, CH)
+    BLOCK_B = 16
+    if not interpreted and device.type == "cuda":
+        # One program per SM is the fastest a persistent loop gets; only when the batch needs
+        # more than one wave of 16-row tiles do larger tiles pay for their extra registers.
+        n_sm = torch.cuda.get_device_properties(device).multi_processor_count
+        while triton.cdiv(B, BLOCK_B) > n_sm and BLOCK_B * CH < 4096:
+            BLOCK_B *= 2
+    n_prog = max(1, triton.cdiv(B, BLOCK_B))
+    if dtype == torch.float64:
+        dot_dtype, acc_dtype, acc_torch = tl.float64, tl.float64, torch.float64
+    elif dtype == torch.bfloat16 and not interpreted:
+        dot_dtype, acc_dtype, acc_torch = tl.bfloat16, tl.float32, torch.float32
+    else:
+        # The interpreter's tl.dot multiplies bfloat16 bit patterns as integers: feed it fp32.
+        dot_dtype, acc_dtype, acc_torch = tl.float32, tl.float32, torch.float32
+    tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
+    precision = "tf32" if tf32 else "ieee"
+    return Plan(BLOCK_B, CH, NCH, resident, n_prog, dot_dtype, acc_dtype, acc_torch, precision)
+
+
+def fused(cell: str, H: int) -> bool:
+    """Whether the fused kernels run hidden size ``H``; if not, warn once per cell and size."""
+    if H <= MAX_FUSED_HIDDEN:
+        return True
+    if (cell, H) not in _warned:
+        _warned.add((cell, H))
+        warnings.warn(
+            f"tsrnn triton {cell}: hidden_size={H} exceeds the fused kernels' limit of "
+            f"{MAX_FUSED_HIDDEN}; running the plain PyTorch reference loop instead (correct, "
+            "slower: one matmul per step, backward by autograd).",
+            FallbackWarning,
+            stacklevel=3,
+        )
+    return False
+
+
+def scratch(p: Plan, n: int, H: int, device, slots: int = 2):
+    """fp32/fp64 state buffer ``(slots, rows, n*H)`` of the streamed mode; ``None`` if resident."""
+    if p.RESIDENT:
+        return None
+    return torch.empty((slots, p.rows, n * H), dtype=p.acc_torch, device=device)
+
+
+def as_contiguous(*tensors):
+    return tuple(None if t is None else t.contiguous() for t in tensors)
+
+
+def jit_cache_size(kernel) -> int:
+    """Compiled variants of a (possibly heuristics-wrapped) ``@triton.jit`` kernel, all devices."""
+    while not hasattr(kernel, "device_caches") and hasattr(kernel, "fn"):
+        kernel = kernel.fn
+    caches = getattr(kernel, "device_caches", None)
+    if caches is None:
+        raise TypeError("the interpreter compiles nothing: there is no kernel cache to inspect")
+    return sum(len(c[0]) for c in caches.values())

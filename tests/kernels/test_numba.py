@@ -1,0 +1,76 @@
+"""Numba kernels against the plain-PyTorch reference: outputs, final states, every gradient."""
+
+import pytest
+import torch
+
+from tsrnn.kernels import get_kernel
+
+CASES = [("rnn", "tanh"), ("rnn", "relu"), ("gru", None), ("lstm", None)]
+GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+TOL = {torch.float64: dict(rtol=1e-10, atol=1e-12), torch.float32: dict(rtol=1e-5, atol=1e-5)}
+
+
+def _inputs(cell, T, B, H, dtype, gen):
+    G = GATES[cell]
+    gx = torch.randn(T, B, G * H, dtype=dtype, generator=gen)
+    w_hh = torch.randn(G * H, H, dtype=dtype, generator=gen) / H**0.5
+    b_hh = torch.randn(G * H, dtype=dtype, generator=gen) * 0.1
+    h0 = torch.randn(B, H, dtype=dtype, generator=gen) * 0.5
+    c0 = torch.randn(B, H, dtype=dtype, generator=gen) * 0.5 if cell == "lstm" else None
+    return gx, w_hh, b_hh, h0, c0
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize(("T", "B", "H"), [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7)],
+                         ids=lambda v: str(v))
+@pytest.mark.parametrize(("cell", "nonlinearity"), CASES, ids=["rnn_tanh", "rnn_relu", "gru",
+                                                               "lstm"])
+def test_forward_backward_match_reference(cell, nonlinearity, T, B, H, dtype):
+    gen = torch.Generator().manual_seed(T * 100 + B * 10 + H)
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, T, B, H, dtype, gen)
+    opts = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
+    ref, nb = get_kernel(cell, "torch"), get_kernel(cell, "numba")
+
+    r_out, r_hn, r_cn, _ = ref.forward(gx, w_hh, b_hh, h0, c0, **opts)
+    n_out, n_hn, n_cn, saved = nb.forward(gx, w_hh, b_hh, h0, c0, **opts)
+    torch.testing.assert_close(n_out, r_out, **TOL[dtype])
+    torch.testing.assert_close(n_hn, r_hn, **TOL[dtype])
+    if cell == "lstm":
+        torch.testing.assert_close(n_cn, r_cn, **TOL[dtype])
+    else:
+        assert n_cn is None
+
+    # Random cotangents for the outputs and the final state(s).
+    g_out = torch.randn(r_out.shape, dtype=dtype, generator=gen)
+    g_hn = torch.randn(r_hn.shape, dtype=dtype, generator=gen)
+    g_cn = torch.randn(r_hn.shape, dtype=dtype, generator=gen) if cell == "lstm" else None
+    want = ref.backward(g_out, g_hn, g_cn, gx, w_hh, b_hh, h0, c0, r_out, (), **opts)
+    got = nb.backward(g_out, g_hn, g_cn, gx, w_hh, b_hh, h0, c0, n_out, saved, **opts)
+    for name, w, g in zip(("d_gx", "d_gh", "d_h0", "d_c0"), want, got):
+        if w is None:
+            assert g is None, name
+        else:
+            torch.testing.assert_close(g, w, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
+
+
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_forward_without_saving_gives_same_outputs(cell):
+    gen = torch.Generator().manual_seed(1)
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, 5, 3, 6, torch.float64, gen)
+    nb = get_kernel(cell, "numba")
+    a = nb.forward(gx, w_hh, b_hh, h0, c0, save=True)
+    b = nb.forward(gx, w_hh, b_hh, h0, c0, save=False)
+    torch.testing.assert_close(a[0], b[0], rtol=0, atol=0)
+    assert b[3] == ()
+
+
+def test_nan_propagates_not_dropped():
+    # fastmath excludes nnan/ninf: a NaN in the input must reach the output.
+    gen = torch.Generator().manual_seed(2)
+    gx, w_hh, b_hh, h0, _ = _inputs("gru", 4, 2, 3, torch.float32, gen)
+    gx[1, 0, 0] = float("nan")
+    out, *_ = get_kernel("gru", "numba").forward(gx, w_hh, b_hh, h0)
+    assert not torch.isnan(out[0]).any()
+    assert torch.isnan(out[1, 0, 0])
+    assert torch.isnan(out[2:, 0]).all()  # spread through the recurrent product
+    assert not torch.isnan(out[:, 1]).any()  # other batch rows untouched

@@ -1,0 +1,209 @@
+"""tsrnn.nn layers against torch.nn loaded with the same state_dict: outputs and all gradients."""
+
+import pickle
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import tsrnn
+import tsrnn.nn as tnn
+
+PAIRS = {
+    "rnn_tanh": (tnn.RNN, torch.nn.RNN, {"nonlinearity": "tanh"}),
+    "rnn_relu": (tnn.RNN, torch.nn.RNN, {"nonlinearity": "relu"}),
+    "gru": (tnn.GRU, torch.nn.GRU, {}),
+    "lstm": (tnn.LSTM, torch.nn.LSTM, {}),
+}
+TOL = {torch.float64: dict(rtol=1e-10, atol=1e-10), torch.float32: dict(rtol=1e-5, atol=2e-5)}
+CONFIGS = [
+    # (T, B, I, H, num_layers, bidirectional, batch_first, bias)
+    (1, 1, 1, 5, 1, False, False, True),
+    (7, 3, 2, 6, 2, False, True, True),
+    (5, 2, 3, 4, 2, True, False, True),
+    (9, 1, 1, 13, 1, True, True, False),
+    (4, 5, 3, 8, 3, False, False, False),
+]
+
+
+def _pair(kind, I, H, L, bi, bf, bias, dtype, backend="numba"):
+    ours_cls, ref_cls, kw = PAIRS[kind]
+    ref = ref_cls(I, H, num_layers=L, bidirectional=bi, batch_first=bf, bias=bias, **kw)
+    ref = ref.to(dtype)
+    ours = ours_cls(I, H, num_layers=L, bidirectional=bi, batch_first=bf, bias=bias,
+                    backend=backend, **kw).to(dtype)
+    ours.load_state_dict(ref.state_dict())
+    return ours, ref
+
+
+def _run_and_grads(module, x, hx, g_out, g_h):
+    module.zero_grad()
+    x = x.clone().requires_grad_(True)
+    if isinstance(hx, tuple):
+        hx = tuple(h.clone().requires_grad_(True) for h in hx)
+        leaves = [x, *hx]
+    elif hx is not None:
+        hx = hx.clone().requires_grad_(True)
+        leaves = [x, hx]
+    else:
+        leaves = [x]
+    out, h = module(x, hx)
+    states = list(h) if isinstance(h, tuple) else [h]
+    loss = (out * g_out).sum() + sum((s * g).sum() for s, g in zip(states, g_h))
+    loss.backward()
+    grads = [leaf.grad for leaf in leaves] + [p.grad for p in module.parameters()]
+    return out.detach(), [s.detach() for s in states], grads
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "T{}B{}I{}H{}L{}{}{}{}".format(
+    c[0], c[1], c[2], c[3], c[4], "bi" if c[5] else "", "bf" if c[6] else "", "" if c[7] else
+    "nobias"))
+@pytest.mark.parametrize("kind", list(PAIRS))
+@pytest.mark.parametrize("with_hx", [False, True], ids=["no_hx", "hx"])
+def test_matches_torch_nn(kind, config, dtype, with_hx):
+    T, B, I, H, L, bi, bf, bias = config
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, I, H, L, bi, bf, bias, dtype)
+    D = 2 if bi else 1
+    x = torch.randn((B, T, I) if bf else (T, B, I), dtype=dtype)
+    hx = None
+    n_states = 2 if kind == "lstm" else 1
+    if with_hx:
+        hs = [torch.randn(L * D, B, H, dtype=dtype) for _ in range(n_states)]
+        hx = tuple(hs) if kind == "lstm" else hs[0]
+    g_out = torch.randn((B, T, D * H) if bf else (T, B, D * H), dtype=dtype)
+    g_h = [torch.randn(L * D, B, H, dtype=dtype) for _ in range(n_states)]
+    o1, s1, gr1 = _run_and_grads(ours, x, hx, g_out, g_h)
+    o2, s2, gr2 = _run_and_grads(ref, x, hx, g_out, g_h)
+    torch.testing.assert_close(o1, o2, **TOL[dtype])
+    for a, b in zip(s1, s2):
+        torch.testing.assert_close(a, b, **TOL[dtype])
+    names = ["input"] + (["h0", "c0"][:n_states] if with_hx else []) + [
+        n for n, _ in ours.named_parameters()]
+    assert len(gr1) == len(gr2) == len(names)
+    for name, a, b in zip(names, gr1, gr2):
+        torch.testing.assert_close(a, b, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_unbatched_input(kind):
+    torch.manual_seed(1)
+    ours, ref = _pair(kind, 2, 5, 2, True, False, True, torch.float64)
+    x = torch.randn(6, 2, dtype=torch.float64)
+    o1, h1 = ours(x)
+    o2, h2 = ref(x)
+    torch.testing.assert_close(o1, o2)
+    assert o1.shape == (6, 10)
+    for a, b in zip(h1 if kind == "lstm" else [h1], h2 if kind == "lstm" else [h2]):
+        assert a.shape == (4, 5)
+        torch.testing.assert_close(a, b)
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+def test_gradcheck_float64(kind, backend):
+    torch.manual_seed(2)
+    ours, _ = _pair(kind, 2, 3, 1, False, False, True, torch.float64, backend=backend)
+    x = torch.randn(4, 2, 2, dtype=torch.float64, requires_grad=True)
+    h0 = torch.randn(1, 2, 3, dtype=torch.float64, requires_grad=True)
+    params = list(ours.parameters())
+
+    def f(x, h0, *ps):
+        with torch.no_grad():
+            for p, v in zip(params, ps):
+                p.copy_(v)
+        # Parameters enter functionally so gradcheck perturbs them too.
+        mod = torch.func.functional_call(
+            ours, dict(zip([n for n, _ in ours.named_parameters()], ps)),
+            (x, (h0, torch.zeros_like(h0)) if kind == "lstm" else h0),
+        )
+        out, h = mod
+        hs = h if isinstance(h, tuple) else (h,)
+        return (out, *hs)
+
+    inputs = (x, h0, *[p.detach().clone().requires_grad_(True) for p in params])
+    assert torch.autograd.gradcheck(f, inputs, eps=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_two_chunks_with_carried_state_equal_whole(kind):
+    """Truncated BPTT's building block: state carried across chunks gives the same outputs,
+    and the gradient w.r.t. the carried state chains the chunks exactly."""
+    torch.manual_seed(3)
+    ours, _ = _pair(kind, 1, 6, 2, False, False, True, torch.float64)
+    x = torch.randn(10, 3, 1, dtype=torch.float64, requires_grad=True)
+    out_whole, h_whole = ours(x)
+    out_a, h_a = ours(x[:4])
+    out_b, h_b = ours(x[4:], h_a)
+    torch.testing.assert_close(torch.cat([out_a, out_b]), out_whole)
+    for a, b in zip(h_b if kind == "lstm" else [h_b], h_whole if kind == "lstm" else [h_whole]):
+        torch.testing.assert_close(a, b)
+    g_whole = torch.autograd.grad(out_whole.sum(), x)[0]
+    g_chunks = torch.autograd.grad(torch.cat([out_a, out_b]).sum(), x)[0]
+    torch.testing.assert_close(g_chunks, g_whole)
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_state_dict_both_ways_and_pickle(kind):
+    ours_cls, ref_cls, kw = PAIRS[kind]
+    ours = ours_cls(3, 4, num_layers=2, bidirectional=True, **kw)
+    ref = ref_cls(3, 4, num_layers=2, bidirectional=True, **kw)
+    ref.load_state_dict(ours.state_dict())
+    assert ours.state_dict().keys() == ref.state_dict().keys()
+    x = torch.randn(5, 2, 3)
+    torch.testing.assert_close(ours(x)[0], ref(x)[0], rtol=1e-5, atol=1e-5)
+    clone = pickle.loads(pickle.dumps(ours))
+    assert clone.backend == "auto"
+    torch.testing.assert_close(clone(x)[0], ours(x)[0])
+    assert isinstance(ours, ref_cls)
+
+
+def test_dropout_between_layers_only_in_training():
+    torch.manual_seed(4)
+    gru = tnn.GRU(2, 8, num_layers=2, dropout=0.5)
+    x = torch.randn(6, 3, 2)
+    gru.eval()
+    a, b = gru(x)[0], gru(x)[0]
+    torch.testing.assert_close(a, b)
+    gru.train()
+    torch.manual_seed(5)
+    c = gru(x)[0]
+    torch.manual_seed(6)
+    d = gru(x)[0]
+    assert not torch.allclose(c, d)
+
+
+def test_backends_agree_and_bad_backend():
+    torch.manual_seed(7)
+    x = torch.randn(5, 2, 3)
+    a = tnn.LSTM(3, 4, backend="numba")
+    b = tnn.LSTM(3, 4, backend="torch")
+    b.load_state_dict(a.state_dict())
+    torch.testing.assert_close(a(x)[0], b(x)[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        tnn.GRU(3, 4, backend="cuda")
+    with pytest.raises(tsrnn.BackendUnavailableError, match="float32 and float64"):
+        tnn.GRU(3, 4, backend="numba").half()(x.half())
+
+
+def test_bad_inputs_raise_clear_errors():
+    gru = tnn.GRU(3, 4)
+    with pytest.raises(ValueError, match="input_size"):
+        gru(torch.randn(5, 2, 2))
+    with pytest.raises(ValueError, match="2-D .* or 3-D"):
+        gru(torch.randn(5))
+    with pytest.raises(ValueError, match=r"expected hx of size \(1, 2, 4\)"):
+        gru(torch.randn(5, 2, 3), torch.zeros(1, 3, 4))
+    with pytest.raises(TypeError, match="module.to"):
+        gru(torch.randn(5, 2, 3, dtype=torch.float64))
+
+
+def test_kernels_import_without_pandas_or_sklearn():
+    code = (
+        "import sys, tsrnn.kernels, tsrnn.nn;"
+        "bad = [m for m in ('pandas', 'sklearn') if m in sys.modules];"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
