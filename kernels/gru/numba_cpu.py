@@ -15,13 +15,12 @@ The kernel owns the time loop; batch rows are independent, so threads split the 
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import sigmoid
+from tsrnn.kernels.common.activations import fast_tanh, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import matvec_add
@@ -42,7 +41,7 @@ def _forward(gx, w_hh, b_hh, h0, out, hn, gates, ghn, save):
             for j in range(H):
                 r = sigmoid(gx[t, b, j] + gh[j])
                 z = sigmoid(gx[t, b, H + j] + gh[H + j])
-                n = math.tanh(gx[t, b, 2 * H + j] + r * gh[2 * H + j])
+                n = fast_tanh(gx[t, b, 2 * H + j] + r * gh[2 * H + j])
                 hj = (1.0 - z) * n + z * h[j]
                 h[j] = hj  # h[j] is not read again this step: the product is done
                 out[t, b, j] = hj

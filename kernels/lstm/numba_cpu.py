@@ -12,13 +12,12 @@ activated gates (T, B, 4H) and the cell states (T, B, H).
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import sigmoid
+from tsrnn.kernels.common.activations import fast_tanh, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import matvec_add
@@ -40,10 +39,10 @@ def _forward(gx, w_hh, b_hh, h0, c0, out, hn, cn, gates, cs, save):
             for j in range(H):
                 i = sigmoid(gx[t, b, j] + gh[j])
                 f = sigmoid(gx[t, b, H + j] + gh[H + j])
-                g = math.tanh(gx[t, b, 2 * H + j] + gh[2 * H + j])
+                g = fast_tanh(gx[t, b, 2 * H + j] + gh[2 * H + j])
                 o = sigmoid(gx[t, b, 3 * H + j] + gh[3 * H + j])
                 cj = f * c[j] + i * g
-                hj = o * math.tanh(cj)
+                hj = o * fast_tanh(cj)
                 c[j] = cj
                 h[j] = hj
                 out[t, b, j] = hj
@@ -74,7 +73,7 @@ def _backward(grad_out, grad_hn, grad_cn, w_t, c0, gates, cs, d_pre, d_h0, d_c0)
                 o = gates[t, b, 3 * H + j]
                 cj = cs[t, b, j]
                 cp = cs[t - 1, b, j] if t > 0 else c0[b, j]
-                tc = math.tanh(cj)
+                tc = fast_tanh(cj)
                 dcj = dc[j] + dhj * o * (1.0 - tc * tc)
                 d_pre[t, b, j] = dcj * g * i * (1.0 - i)
                 d_pre[t, b, H + j] = dcj * cp * f * (1.0 - f)

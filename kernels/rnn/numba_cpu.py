@@ -11,13 +11,12 @@ outputs is saved for backward: act'(·) is recovered from ``h'`` itself
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import NONLINEARITIES, TANH
+from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import matvec_add
@@ -36,7 +35,7 @@ def _forward(gx, w_hh, b_hh, h0, out, hn, act):
             matvec_add(w_hh, h, b_hh, gh)
             for j in range(H):
                 pre = gx[t, b, j] + gh[j]
-                hj = math.tanh(pre) if act == TANH else max(pre, 0.0)
+                hj = fast_tanh(pre) if act == TANH else max(pre, 0.0)
                 h[j] = hj
                 out[t, b, j] = hj
         hn[b] = h

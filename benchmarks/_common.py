@@ -1,0 +1,67 @@
+"""Helpers shared by the benchmark scripts: machine header, fixed-width tables, JSON output."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def machine_header(threads: int | None = None) -> dict:
+    import numba
+    import torch
+
+    import tsrnn
+
+    info = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "threads": threads,
+        "torch": torch.__version__,
+        "numba": numba.__version__,
+        "tsrnn": tsrnn.__version__,
+    }
+    if torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def print_header(info: dict) -> None:
+    for k, v in info.items():
+        if v is not None:
+            print(f"# {k:<10} {v}")
+
+
+def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
+    """Fixed-width table; ``columns`` is (key, title, format spec)."""
+    cells = [[title for _, title, _ in columns]]
+    for r in rows:
+        cells.append([format(r[k], fmt) if r.get(k) is not None else "-" for k, _, fmt in columns])
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    lines = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_json(name: str, payload: dict) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
+    return path
