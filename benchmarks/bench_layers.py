@@ -23,9 +23,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_header, print_header, table, write_json  # noqa: E402
+from _common import machine_header, print_header, table, write_json
 
-import tsrnn.nn as tnn  # noqa: E402
+import tsrnn.nn as tnn
 
 CELLS = {"rnn": (tnn.RNN, torch.nn.RNN), "gru": (tnn.GRU, torch.nn.GRU),
          "lstm": (tnn.LSTM, torch.nn.LSTM)}

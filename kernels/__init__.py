@@ -21,7 +21,8 @@ recurrent pre-activation ``h_{t-1} @ W_hh.T + b_hh``, from which the caller form
 as ``d_gx``. ``saved`` holds what the backend keeps for its backward (activated gates, ...);
 ``grad_hn``/``grad_cn`` are the gradients of the final state (truncated BPTT carries the state
 on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the initial state.
-``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn`` and ``d_c0`` are ``None`` except for the LSTM.
+``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn``
+and ``d_c0`` are ``None`` except for the LSTM.
 
 This package imports neither pandas, scikit-learn nor ``torch.nn``.
 """

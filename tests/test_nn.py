@@ -192,11 +192,11 @@ def test_bad_inputs_raise_clear_errors():
     gru = tnn.GRU(3, 4)
     with pytest.raises(ValueError, match="input_size"):
         gru(torch.randn(5, 2, 2))
-    with pytest.raises(ValueError, match="2-D .* or 3-D"):
+    with pytest.raises(ValueError, match=r"2-D .* or 3-D"):
         gru(torch.randn(5))
     with pytest.raises(ValueError, match=r"expected hx of size \(1, 2, 4\)"):
         gru(torch.randn(5, 2, 3), torch.zeros(1, 3, 4))
-    with pytest.raises(TypeError, match="module.to"):
+    with pytest.raises(TypeError, match=r"module\.to"):
         gru(torch.randn(5, 2, 3, dtype=torch.float64))
 
 

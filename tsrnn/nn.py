@@ -181,7 +181,7 @@ class _KernelRNNMixin:
             x = x.unsqueeze(1)
         elif self.batch_first:
             x = x.transpose(0, 1)
-        T, B, _ = x.shape
+        B = x.shape[1]
         if hx is None:
             h0 = x.new_zeros(self._state_shape(B))
             c0 = x.new_zeros(self._state_shape(B)) if is_lstm else None

@@ -18,7 +18,6 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-
 # String options become integer constants before entering jitted code.
 TANH = 0
 RELU = 1

@@ -15,7 +15,6 @@ The kernel owns the time loop; batch rows are independent, so threads split the 
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 from numba import prange

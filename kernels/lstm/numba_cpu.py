@@ -12,7 +12,6 @@ activated gates (T, B, 4H) and the cell states (T, B, H).
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 from numba import prange

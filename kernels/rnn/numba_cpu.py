@@ -11,7 +11,6 @@ outputs is saved for backward: act'(·) is recovered from ``h'`` itself
 
 from __future__ import annotations
 
-
 import numpy as np
 import torch
 from numba import prange

@@ -1,0 +1,278 @@
+"""Tests of the ``tsrnn`` command line (tsrnn.cli), run in-process except one subprocess."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tsrnn.cli import build_parser, main
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+FAST = ["--max-epochs", "2", "--hidden-size", "4", "--window", "6"]
+
+
+@pytest.fixture
+def series_csv(tmp_path):
+    """A short monthly series with a trend and a season, as a CSV with a date column."""
+    index = pd.date_range("2001-01-01", periods=36, freq="MS")
+    t = np.arange(36)
+    frame = pd.DataFrame(
+        {
+            "month": index.strftime("%Y-%m-%d"),
+            "sales": 50 + t + 8 * np.sin(2 * np.pi * t / 12),
+            "returns": 5 + 0.1 * t,
+            "region": "north",
+        }
+    )
+    path = tmp_path / "sales.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _run(argv, capsys):
+    code = main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _fails(argv, capsys):
+    """Run a command that must be refused; return its stderr."""
+    with pytest.raises(SystemExit) as info:
+        main([str(arg) for arg in argv])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2
+    assert "Traceback" not in err
+    assert out == ""
+    assert "usage: tsrnn forecast" in err
+    assert err.splitlines()[-1].startswith("tsrnn forecast: error: ")
+    return err
+
+
+# ---------------------------------------------------------------------------- help
+
+
+def test_help_documents_every_option(capsys):
+    parser = build_parser()
+    forecast = parser._subparsers._group_actions[0].choices["forecast"]
+    with pytest.raises(SystemExit) as info:
+        main(["forecast", "--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    options = [flag for action in forecast._actions for flag in action.option_strings]
+    assert len(options) > 30
+    for flag in options:
+        assert flag in text
+    for action in forecast._actions:
+        assert action.help, f"option {action.option_strings or action.dest} has no help"
+
+
+def test_python_dash_m_help_subprocess():
+    result = subprocess.run(
+        [sys.executable, "-m", "tsrnn", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: tsrnn ")
+    assert "forecast" in result.stdout
+
+
+def test_no_command_is_an_error(capsys):
+    with pytest.raises(SystemExit) as info:
+        main([])
+    assert info.value.code == 2
+    assert "required: COMMAND" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- bad input
+
+
+def test_missing_file(tmp_path, capsys):
+    err = _fails(["forecast", tmp_path / "nope.csv", "-H", "3"], capsys)
+    assert "no such file" in err and "nope.csv" in err
+
+
+def test_unknown_dataset(capsys):
+    err = _fails(["forecast", "--dataset", "no_such_series", "-H", "3"], capsys)
+    assert "unknown dataset 'no_such_series'" in err
+
+
+def test_unknown_target_column(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--target", "profit", "-H", "3"], capsys)
+    assert "unknown column 'profit'" in err and "'sales'" in err
+
+
+def test_non_numeric_target(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--target", "region", "-H", "3"], capsys)
+    assert "'region' is not numeric" in err
+
+
+def test_unknown_time_column(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--time-col", "date", "-H", "3"], capsys)
+    assert "no column 'date'" in err
+
+
+def test_time_column_that_is_not_dates(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--time-col", "region", "-H", "3"], capsys)
+    assert "does not hold dates" in err and "--no-time-col" in err
+
+
+def test_irregular_dates_say_how_to_fix(tmp_path, capsys):
+    path = tmp_path / "gaps.csv"
+    # Thursday 2 Jan is missing (and Sunday 5 Jan is there, so this is not business days).
+    days = ["2019-12-31", "2020-01-01", "2020-01-03", "2020-01-04", "2020-01-05"]
+    pd.DataFrame({"day": days, "y": [1.0, 2, 3, 4, 5]}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "no regular frequency" in err
+    assert "most steps are 1 day," in err
+    assert "2020-01-01 is followed by 2020-01-03" in err
+    assert "--freq" in err
+
+
+def test_freq_that_the_stamps_do_not_follow(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--freq", "D", "-H", "3"], capsys)
+    assert "do not follow --freq D" in err
+    err = _fails(["forecast", series_csv, "--freq", "fortnightly", "-H", "3"], capsys)
+    assert "not a pandas frequency" in err
+
+
+def test_duplicated_and_unsorted_stamps(tmp_path, capsys):
+    path = tmp_path / "dup.csv"
+    days = ["2020-01-01", "2020-01-02", "2020-01-02", "2020-01-03"]
+    pd.DataFrame({"day": days, "y": [1.0, 2, 3, 4]}).to_csv(path, index=False)
+    assert "duplicated stamps" in _fails(["forecast", path, "-H", "2"], capsys)
+    days = ["2020-01-01", "2020-01-03", "2020-01-02", "2020-01-04"]
+    pd.DataFrame({"day": days, "y": [1.0, 2, 3, 4]}).to_csv(path, index=False)
+    assert "not in time order" in _fails(["forecast", path, "-H", "2"], capsys)
+
+
+def test_missing_values_in_target(tmp_path, capsys):
+    path = tmp_path / "nan.csv"
+    days = pd.date_range("2020-01-01", periods=5, freq="D").strftime("%Y-%m-%d")
+    pd.DataFrame({"day": days, "y": [1.0, 2, None, 4, 5]}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "'y' has 1 missing value" in err and "2020-01-03" in err
+
+
+def test_option_combinations(series_csv, capsys):
+    assert "--horizon" in _fails(["forecast", series_csv], capsys)
+    assert "no data" in _fails(["forecast", "-H", "3"], capsys)
+    assert "not both" in _fails(
+        ["forecast", series_csv, "--dataset", "air_passengers", "-H", "3"], capsys
+    )
+    err = _fails(["forecast", series_csv, "--covariates", "returns", "-H", "3"], capsys)
+    assert "--future" in err
+    assert "whole number >= 1" in _fails(["forecast", series_csv, "-H", "0"], capsys)
+    assert "--covariates" in _fails(["forecast", series_csv, "--future", series_csv], capsys)
+    err = _fails(
+        ["forecast", series_csv, "--covariates", "returns", "--future", series_csv, "-H", "3"],
+        capsys,
+    )
+    assert "--horizon 3 but --future" in err
+
+
+def test_bad_model_file(tmp_path, capsys):
+    path = tmp_path / "model.joblib"
+    path.write_bytes(b"not a pickle")
+    err = _fails(["forecast", "--load-model", path, "-H", "3"], capsys)
+    assert "is not a model saved by" in err
+    err = _fails(["forecast", "--load-model", tmp_path / "absent.joblib", "-H", "3"], capsys)
+    assert "no such model file" in err
+
+
+def test_list_datasets(capsys):
+    code, out, _ = _run(["forecast", "--list-datasets"], capsys)
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert {"air_passengers", "sunspots", "us_change"} <= set(names)
+
+
+# ---------------------------------------------------------------------------- end to end
+# These fit a real RNNForecaster (tiny and for 2 epochs).
+
+
+def test_forecast_csv_plot_and_saved_model(series_csv, tmp_path, capsys):
+    out_csv, png, saved = tmp_path / "fc.csv", tmp_path / "fc.png", tmp_path / "m.joblib"
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "5", *FAST]
+    code, out, err = _run([*argv, "-o", out_csv, "--plot", png, "--save-model", saved], capsys)
+    assert code == 0
+    assert out == ""  # the forecast went to the file
+    assert "epochs" in err and "forecast 5 steps" in err
+
+    forecast = pd.read_csv(out_csv, index_col=0, parse_dates=True)
+    assert list(forecast.columns) == ["sales"]
+    expected = pd.date_range("2004-01-01", periods=5, freq="MS")
+    assert list(forecast.index) == list(expected)
+    assert np.isfinite(forecast["sales"]).all()
+
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    assert png.stat().st_size > 5_000
+
+    # The saved model forecasts the same numbers without refitting, printed to stdout.
+    code, out, err = _run(["forecast", "--load-model", saved, "-H", "5"], capsys)
+    assert code == 0
+    assert "loaded" in err
+    assert out == out_csv.read_text()
+
+    # Same command, same seed: the same forecast.
+    code, out_again, _ = _run(argv, capsys)
+    assert out_again == out_csv.read_text()
+
+
+def test_forecast_two_targets_to_stdout(series_csv, tmp_path, capsys):
+    png = tmp_path / "two.png"
+    code, out, err = _run(["forecast", series_csv, "-H", "3", "--plot", png, *FAST], capsys)
+    assert code == 0
+    assert "ignoring non-numeric column(s) ['region']" in err
+    lines = out.strip().splitlines()
+    assert lines[0] == "month,sales,returns"
+    assert len(lines) == 4
+    assert png.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_forecast_with_covariates_from_future_file(tmp_path, capsys):
+    index = pd.date_range("2020-01-06", periods=40, freq="W-MON")
+    promo = (np.arange(44) % 4 == 0).astype(float)
+    history = pd.DataFrame(
+        {"week": index.strftime("%Y-%m-%d"), "sales": 10 + 5 * promo[:40], "promo": promo[:40]}
+    )
+    future_index = pd.date_range(index[-1], periods=5, freq="W-MON")[1:]
+    future = pd.DataFrame({"week": future_index.strftime("%Y-%m-%d"), "promo": promo[40:]})
+    history.to_csv(tmp_path / "h.csv", index=False)
+    future.to_csv(tmp_path / "f.csv", index=False)
+    argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
+    code, out, _ = _run([*argv, "--future", tmp_path / "f.csv", *FAST], capsys)
+    assert code == 0
+    forecast = pd.read_csv(pd.io.common.StringIO(out), index_col=0, parse_dates=True)
+    assert list(forecast.index) == list(future_index)
+    assert list(forecast.columns) == ["sales"]
+
+
+def test_forecast_bundled_dataset(tmp_path, capsys):
+    code, out, err = _run(
+        ["forecast", "--dataset", "air_passengers", "-H", "4", *FAST],
+        capsys,
+    )
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert lines[0] == "month,passengers"
+    assert [line.split(",")[0] for line in lines[1:]] == [
+        "1961-01-01",
+        "1961-02-01",
+        "1961-03-01",
+        "1961-04-01",
+    ]
+    assert "air_passengers" in err
+
+
+def test_console_script_is_declared():
+    from importlib.metadata import entry_points
+
+    scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts")}
+    assert scripts.get("tsrnn") == "tsrnn.cli:main"
+    assert os.path.exists(os.path.join(os.path.dirname(sys.executable), "tsrnn"))

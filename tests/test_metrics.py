@@ -1,0 +1,369 @@
+"""Tests of tsrnn.metrics: values, validation, scorers (alone and in GridSearchCV)."""
+
+import doctest
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.metrics import (
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    root_mean_squared_error,
+)
+
+from tsrnn import metrics
+from tsrnn.metrics import mae, make_forecast_scorer, mape, mase, mase_scale, rmse, smape
+
+Y_TRUE = np.array([3.0, -0.5, 2.0, 7.0, 4.0])
+Y_PRED = np.array([2.5, 0.0, 2.0, 8.0, 1.0])
+
+
+# ---------------------------------------------------------------------------- values by hand
+
+
+def test_mae_by_hand():
+    # |e| = 0.5, 0.5, 0, 1, 3 -> 5 / 5
+    assert mae(Y_TRUE, Y_PRED) == pytest.approx(1.0)
+
+
+def test_rmse_by_hand():
+    # e**2 = 0.25, 0.25, 0, 1, 9 -> mean 2.1
+    assert rmse(Y_TRUE, Y_PRED) == pytest.approx(np.sqrt(2.1))
+
+
+def test_mape_is_a_fraction():
+    # 10/100 and 50/200 -> mean 0.175 (not 17.5)
+    assert mape([100.0, 200.0], [110.0, 150.0]) == pytest.approx(0.175)
+
+
+def test_smape_by_hand_in_percent():
+    # 2*10/210, 2*50/350, 2*200/400, and a step where both are 0 counts 0
+    expected = 100 * np.mean([20 / 210, 100 / 350, 400 / 400, 0.0])
+    assert smape([100.0, 200.0, 100.0, 0.0], [110.0, 150.0, 300.0, 0.0]) == pytest.approx(expected)
+
+
+def test_smape_bounds():
+    assert smape([1.0, 2.0], [1.0, 2.0]) == 0.0
+    assert smape([1.0, -2.0], [-1.0, 2.0]) == pytest.approx(200.0)
+
+
+def test_mase_by_hand_and_with_scale():
+    y_train = [1.0, 3.0, 2.0, 6.0]  # |changes| 2, 1, 4 -> scale 7/3
+    assert mase_scale(y_train) == pytest.approx([7 / 3])
+    # MAE of the forecast: (1 + 1) / 2 = 1
+    assert mase([5.0, 7.0], [6.0, 6.0], y_train=y_train) == pytest.approx(3 / 7)
+    assert mase([5.0, 7.0], [6.0, 6.0], scale=7 / 3) == pytest.approx(3 / 7)
+
+
+def test_mase_seasonal_m():
+    y_train = [1.0, 10.0, 2.0, 12.0, 4.0, 13.0]  # m=2 changes: 1, 2, 2, 1 -> scale 1.5
+    assert mase_scale(y_train, m=2) == pytest.approx([1.5])
+    assert mase([0.0], [3.0], y_train=y_train, m=2) == pytest.approx(2.0)
+
+
+def test_mase_per_column_scales_and_average():
+    y_train = np.array([[0.0, 0.0], [1.0, 10.0], [2.0, 20.0]])  # scales 1 and 10
+    y_true = np.array([[3.0, 30.0], [4.0, 40.0]])
+    y_pred = np.array([[4.0, 40.0], [4.0, 20.0]])  # MAE 0.5 and 15
+    raw = mase(y_true, y_pred, y_train=y_train, multioutput="raw_values")
+    np.testing.assert_allclose(raw, [0.5, 1.5])
+    assert mase(y_true, y_pred, y_train=y_train) == pytest.approx(1.0)
+    assert mase(y_true, y_pred, scale=[1.0, 10.0], multioutput=[3, 1]) == pytest.approx(0.75)
+
+
+def test_mase_zero_scale_falls_back_to_mae_with_warning():
+    with pytest.warns(RuntimeWarning, match="scale is 0"):
+        value = mase([1.0, 2.0], [2.0, 4.0], y_train=[5.0, 5.0, 5.0])
+    assert value == pytest.approx(1.5)
+
+
+# ---------------------------------------------------------------------------- against sklearn
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (mae, mean_absolute_error),
+        (rmse, root_mean_squared_error),
+        (mape, mean_absolute_percentage_error),
+    ],
+    ids=["mae", "rmse", "mape"],
+)
+@pytest.mark.parametrize("multioutput", ["uniform_average", "raw_values", [0.2, 0.3, 0.5]])
+def test_matches_sklearn_on_multioutput(ours, theirs, multioutput):
+    rng = np.random.default_rng(0)
+    y_true = rng.normal(size=(17, 3)) + 5
+    y_pred = y_true + rng.normal(size=(17, 3))
+    np.testing.assert_allclose(
+        ours(y_true, y_pred, multioutput=multioutput),
+        theirs(y_true, y_pred, multioutput=multioutput),
+    )
+
+
+def test_averages_over_dataframe_columns():
+    index = pd.date_range("2020-01", periods=3, freq="MS")
+    y_true = pd.DataFrame({"a": [1.0, 2.0, 3.0], "b": [10.0, 20.0, 30.0]}, index=index)
+    y_pred = pd.DataFrame({"a": [1.0, 2.0, 4.0], "b": [10.0, 23.0, 30.0]}, index=index)
+    raw = mae(y_true, y_pred, multioutput="raw_values")
+    np.testing.assert_allclose(raw, [1 / 3, 1.0])
+    assert mae(y_true, y_pred) == pytest.approx(2 / 3)
+    assert isinstance(mae(y_true, y_pred), float)
+
+
+@pytest.mark.parametrize("metric", [mae, rmse, mape, smape], ids=lambda f: f.__name__)
+def test_series_array_and_column_vector_agree(metric):
+    index = pd.RangeIndex(5)
+    as_series = metric(pd.Series(Y_TRUE + 10, index=index), pd.Series(Y_PRED + 10, index=index))
+    as_array = metric(Y_TRUE + 10, Y_PRED + 10)
+    as_column = metric((Y_TRUE + 10).reshape(-1, 1), Y_PRED + 10)
+    assert as_series == pytest.approx(as_array) == pytest.approx(as_column)
+
+
+# ---------------------------------------------------------------------------- validation
+
+
+@pytest.mark.parametrize("metric", [mae, rmse, mape, smape], ids=lambda f: f.__name__)
+def test_rejects_different_lengths(metric):
+    with pytest.raises(ValueError, match="y_true has 3 rows but y_pred has 2"):
+        metric([1.0, 2.0, 3.0], [1.0, 2.0])
+
+
+def test_rejects_different_column_counts():
+    with pytest.raises(ValueError, match=r"1 column\(s\) but y_pred has 2"):
+        mae([1.0, 2.0], [[1.0, 2.0], [3.0, 4.0]])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf], ids=["nan", "inf"])
+def test_rejects_nan_and_inf_naming_the_row(bad):
+    with pytest.raises(ValueError, match=r"y_pred contains NaN or infinite values.*row 1"):
+        rmse([1.0, 2.0, 3.0], [1.0, bad, 3.0])
+    with pytest.raises(ValueError, match="y_true contains NaN"):
+        mase([1.0, bad], [1.0, 2.0], scale=1.0)
+
+
+def test_rejects_different_pandas_indexes():
+    y_true = pd.Series([1.0, 2.0], index=pd.date_range("2020-01-01", periods=2, freq="D"))
+    y_pred = pd.Series([1.0, 2.0], index=pd.date_range("2020-01-02", periods=2, freq="D"))
+    with pytest.raises(ValueError, match="different indexes"):
+        mae(y_true, y_pred)
+    # Arrays are compared by position, so the same values pass.
+    assert mae(y_true, y_pred.to_numpy()) == 0.0
+
+
+def test_rejects_reordered_dataframe_columns():
+    y_true = pd.DataFrame({"a": [1.0], "b": [2.0]})
+    with pytest.raises(ValueError, match=r"y_pred\[y_true.columns\]"):
+        mae(y_true, y_true[["b", "a"]])
+
+
+def test_rejects_non_numeric_and_empty_and_3d():
+    with pytest.raises(ValueError, match="not a numeric one"):
+        mae(pd.Series(["a", "b"]), [1.0, 2.0])
+    with pytest.raises(ValueError, match="non-numeric column"):
+        smape(pd.DataFrame({"a": ["x"]}), pd.DataFrame({"a": [1.0]}))
+    with pytest.raises(ValueError, match="empty"):
+        mae([], [])
+    with pytest.raises(ValueError, match="3 dimensions"):
+        mae(np.zeros((2, 2, 2)), np.zeros((2, 2, 2)))
+
+
+def test_rejects_bad_multioutput():
+    with pytest.raises(ValueError, match="multioutput must be"):
+        mae([1.0], [1.0], multioutput="mean")
+    with pytest.raises(ValueError, match="one entry per target column"):
+        smape([[1.0, 2.0]], [[1.0, 2.0]], multioutput=[1.0])
+
+
+def test_mase_argument_checks():
+    with pytest.raises(ValueError, match="exactly one of them; got neither"):
+        mase([1.0], [1.0])
+    with pytest.raises(ValueError, match="got both"):
+        mase([1.0], [1.0], y_train=[1.0, 2.0], scale=1.0)
+    with pytest.raises(ValueError, match="at least 3 rows"):
+        mase([1.0], [1.0], y_train=[1.0, 2.0], m=2)
+    with pytest.raises(ValueError, match="m must be an int >= 1"):
+        mase([1.0], [1.0], y_train=[1.0, 2.0], m=0)
+    with pytest.raises(ValueError, match="y_train has 1 column"):
+        mase([[1.0, 2.0]], [[1.0, 2.0]], y_train=[1.0, 2.0])
+    with pytest.raises(ValueError, match="finite and >= 0"):
+        mase([1.0], [1.0], scale=-1.0)
+    with pytest.raises(ValueError, match="one per target column"):
+        mase([1.0], [1.0], scale=[1.0, 2.0])
+
+
+# ---------------------------------------------------------------------------- scorers
+
+
+class _ShiftModel(RegressorMixin, BaseEstimator):
+    """Predicts the first column of X plus a constant (stands in for a fitted forecaster)."""
+
+    def __init__(self, shift=0.0):
+        self.shift = shift
+
+    def fit(self, X, y=None):
+        self.mase_scale_ = 2.0
+        return self
+
+    def predict(self, X):
+        if isinstance(X, pd.DataFrame | pd.Series):
+            return X + self.shift
+        return np.asarray(X, dtype=float) + self.shift
+
+
+def test_scorer_target_only_compares_with_x():
+    X = pd.Series([1.0, 2.0, 3.0])
+    model = _ShiftModel(shift=1.5).fit(X)
+    assert make_forecast_scorer("mae")(model, X) == pytest.approx(-1.5)
+    assert make_forecast_scorer(mae, greater_is_better=True)(model, X) == pytest.approx(1.5)
+
+
+def test_scorer_with_covariates_compares_with_y():
+    X = np.array([[0.0], [1.0], [2.0]])
+    y = np.array([0.0, 1.0, 4.0])
+    model = _ShiftModel().fit(X, y)
+    # predict(X) = X: errors 0, 0, 2
+    assert make_forecast_scorer("rmse")(model, X, y) == pytest.approx(-np.sqrt(4 / 3))
+
+
+def test_mase_scorer_reads_the_fitted_scale():
+    X = np.array([1.0, 2.0, 3.0])
+    model = _ShiftModel(shift=1.0).fit(X)  # MAE 1, mase_scale_ 2
+    assert make_forecast_scorer("mase")(model, X) == pytest.approx(-0.5)
+    assert make_forecast_scorer("mase", scale=4.0)(model, X) == pytest.approx(-0.25)
+
+
+def test_mase_scorer_accepts_a_one_row_scale_table():
+    # The forecaster may store its scale per (series, column): one series is one row.
+    X = np.array([[1.0, 10.0], [2.0, 20.0]])
+    model = _ShiftModel(shift=1.0).fit(X)
+    model.mase_scale_ = np.array([[2.0, 4.0]])
+    assert make_forecast_scorer("mase")(model, X) == pytest.approx(-(0.5 + 0.25) / 2)
+
+
+class _PanelModel(_ShiftModel):
+    def fit(self, X, y=None):
+        self.mase_scale_ = np.ones((3, 1))  # three series
+        return self
+
+    def score(self, X, y=None):
+        return -0.125 if y is None else -0.25
+
+
+def test_mase_scorer_on_a_panel_uses_the_forecasters_score():
+    X = pd.Series(np.arange(6.0))
+    model = _PanelModel().fit(X)
+    assert make_forecast_scorer("mase")(model, X) == -0.125
+    assert make_forecast_scorer("mase")(model, X, X) == -0.25
+    assert make_forecast_scorer("mae")(model, X) == 0.0
+    with pytest.raises(ValueError, match="panel of 3 series"):
+        make_forecast_scorer("mase", multioutput=[1.0])(model, X)
+
+
+def test_mase_scorer_without_scale_explains():
+    from sklearn.dummy import DummyRegressor
+
+    X, y = np.zeros((3, 1)), np.ones(3)
+    model = DummyRegressor().fit(X, y)
+    with pytest.raises(ValueError, match="mase_scale_"):
+        make_forecast_scorer("mase")(model, X, y)
+    with pytest.raises(ValueError, match="m=1"):
+        make_forecast_scorer("mase", m=12)(_ShiftModel().fit(X, y), X, y)
+
+
+def test_scorer_is_picklable_and_has_a_repr():
+    scorer = make_forecast_scorer("smape", multioutput=[0.5, 0.5])
+    clone = pickle.loads(pickle.dumps(scorer))
+    X = np.array([[1.0, 2.0], [3.0, 4.0]])
+    model = _ShiftModel(shift=1.0).fit(X)
+    assert clone(model, X) == scorer(model, X) < 0
+    assert (
+        repr(scorer)
+        == "make_forecast_scorer(smape, greater_is_better=False, multioutput=[0.5, 0.5])"
+    )
+
+
+def test_make_forecast_scorer_rejects_bad_metrics():
+    with pytest.raises(ValueError, match="unknown metric 'mse'"):
+        make_forecast_scorer("mse")
+    with pytest.raises(TypeError, match="metric must be"):
+        make_forecast_scorer(3)
+    with pytest.raises(ValueError, match="one number"):
+        make_forecast_scorer("mae", multioutput="raw_values")
+
+
+def test_scorer_in_gridsearch_with_a_stand_in_model():
+    from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+
+    X = pd.Series(np.arange(20.0))
+    search = GridSearchCV(
+        _ShiftModel(),
+        {"shift": [2.0, 0.5, -1.0]},
+        scoring=make_forecast_scorer("mae"),
+        cv=TimeSeriesSplit(n_splits=3, test_size=4),
+        n_jobs=2,  # the scorer travels to worker processes: it must pickle
+    ).fit(X)
+    assert search.best_params_ == {"shift": 0.5}
+    np.testing.assert_allclose(search.cv_results_["mean_test_score"], [-2.0, -0.5, -1.0])
+
+
+# ---------------------------------------------------------------------------- with RNNForecaster
+# These need tsrnn.RNNForecaster; they fail (not skip) while it is missing or broken.
+
+
+def _air_like(n=48):
+    index = pd.date_range("2000-01-01", periods=n, freq="MS")
+    t = np.arange(n)
+    return pd.Series(100 + t + 10 * np.sin(2 * np.pi * t / 12), index=index, name="y")
+
+
+@pytest.mark.parametrize("metric", ["mase", "smape"])
+def test_rnnforecaster_gridsearch_target_only(metric):
+    from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+
+    from tsrnn import RNNForecaster
+
+    y = _air_like()
+    search = GridSearchCV(
+        RNNForecaster(hidden_size=4, max_epochs=2, window=6, random_state=0),
+        {"cell": ["gru", "rnn"]},
+        scoring=make_forecast_scorer(metric),
+        cv=TimeSeriesSplit(n_splits=2, test_size=6),
+    ).fit(y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+    # The scorer is what RNNForecaster.score computes (negative MASE by default).
+    if metric == "mase":
+        best = search.best_estimator_
+        test = _air_like(54).iloc[48:]
+        assert make_forecast_scorer("mase")(best, test) == pytest.approx(best.score(test))
+
+
+def test_rnnforecaster_gridsearch_with_covariates():
+    from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+
+    from tsrnn import RNNForecaster
+
+    y = _air_like()
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    search = GridSearchCV(
+        RNNForecaster(hidden_size=4, max_epochs=2, window=6, random_state=0),
+        {"hidden_size": [3, 4]},
+        scoring=make_forecast_scorer("rmse"),
+        cv=TimeSeriesSplit(n_splits=2, test_size=6),
+    ).fit(X, y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores)) and np.all(scores < 0)
+
+
+# ---------------------------------------------------------------------------- docstrings
+
+
+def test_docstring_examples():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = doctest.testmod(metrics, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 8
+    assert result.failed == 0

@@ -1,0 +1,994 @@
+"""The ``tsrnn`` command line: ``tsrnn forecast`` fits an RNNForecaster and writes a forecast.
+
+Examples
+--------
+Forecast two years of a bundled dataset and plot it::
+
+    tsrnn forecast --dataset air_passengers --horizon 24 --plot forecast.png
+
+Forecast a CSV file (time stamps in the first column), save the model, reuse it later::
+
+    tsrnn forecast sales.csv --target sales -H 12 -o forecast.csv --save-model sales.joblib
+    tsrnn forecast --load-model sales.joblib -H 12
+
+Every option is described by ``tsrnn forecast --help``. Bad input ends with a one-line message
+and exit status 2 (argparse's convention), never with a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import os
+import sys
+import time
+import warnings
+
+__all__ = ["build_parser", "main"]
+
+_ESTIMATOR_OPTIONS = (
+    # (dest, RNNForecaster parameter)
+    ("cell", "cell"),
+    ("nonlinearity", "nonlinearity"),
+    ("hidden_size", "hidden_size"),
+    ("num_layers", "num_layers"),
+    ("dropout", "dropout"),
+    ("window", "window"),
+    ("model_horizon", "horizon"),
+    ("strategy", "strategy"),
+    ("bptt", "bptt"),
+    ("clip_norm", "clip_norm"),
+    ("optimizer", "optimizer"),
+    ("learning_rate", "learning_rate"),
+    ("weight_decay", "weight_decay"),
+    ("batch_size", "batch_size"),
+    ("max_epochs", "max_epochs"),
+    ("early_stopping", "early_stopping"),
+    ("validation_fraction", "validation_fraction"),
+    ("patience", "patience"),
+    ("scaler", "scaler"),
+    ("backend", "backend"),
+    ("device", "device"),
+    ("n_threads", "n_threads"),
+    ("random_state", "random_state"),
+)
+
+
+class _InputError(Exception):
+    """Bad input from the user: reported by ``parser.error`` (exit status 2)."""
+
+
+# --------------------------------------------------------------------------------------------
+# argument parsing
+# --------------------------------------------------------------------------------------------
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {value}")
+    return value
+
+
+def _window(text):
+    return "auto" if text == "auto" else _positive_int(text)
+
+
+def _optional_int(text):
+    if text.lower() == "none":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number or 'none', got {text!r}"
+        ) from None
+
+
+def _optional_float(text):
+    if text.lower() == "none":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
+
+
+def _scaler(text):
+    return None if text == "none" else text
+
+
+def _columns(text):
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty column name in {text!r}")
+    return names
+
+
+def build_parser():
+    """Build the argument parser of the ``tsrnn`` command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The top-level parser; its ``forecast`` sub-parser holds the options.
+
+    Examples
+    --------
+    >>> from tsrnn.cli import build_parser
+    >>> args = build_parser().parse_args(["forecast", "--dataset", "air_passengers", "-H", "24"])
+    >>> args.command, args.dataset, args.horizon
+    ('forecast', 'air_passengers', 24)
+    """
+    from tsrnn import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="tsrnn",
+        description="Forecast time series with recurrent networks (tsrnn.RNNForecaster).",
+        epilog="Run 'tsrnn forecast --help' for the options of the forecast command.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    forecast = commands.add_parser(
+        "forecast",
+        usage="%(prog)s [options] (CSV | --dataset NAME | --load-model PATH) -H STEPS",
+        help="fit an RNNForecaster on a CSV file or a bundled dataset and forecast ahead",
+        description=(
+            "Fit an RNNForecaster on a series (a CSV file or a bundled dataset) and forecast "
+            "the next HORIZON time steps. The forecast is written as CSV (time stamp, one "
+            "column per target) to stdout or --output; a one-line summary goes to stderr."
+        ),
+        epilog=(
+            "Estimator options left out take RNNForecaster's defaults, except --random-state, "
+            "which defaults to 0 so that the same command gives the same forecast. Examples: "
+            "'tsrnn forecast --dataset air_passengers --horizon 24 --plot forecast.png'; "
+            "'tsrnn forecast sales.csv --target sales --covariates promo --future promo.csv'."
+        ),
+    )
+
+    data = forecast.add_argument_group("data")
+    data.add_argument(
+        "csv",
+        nargs="?",
+        metavar="CSV",
+        help="CSV file with a header row and one row per time step",
+    )
+    data.add_argument(
+        "--dataset",
+        metavar="NAME",
+        help="use a bundled dataset instead of a CSV (tsrnn.datasets.load_NAME); "
+        "see --list-datasets",
+    )
+    data.add_argument(
+        "--list-datasets",
+        action="store_true",
+        help="list the bundled datasets and exit",
+    )
+    data.add_argument(
+        "--time-col",
+        metavar="COLUMN",
+        help="column holding the time stamps (dates, or whole numbers counting steps); "
+        "default: the first column",
+    )
+    data.add_argument(
+        "--no-time-col",
+        action="store_true",
+        help="the CSV has no time column: rows are numbered 0, 1, 2, ...",
+    )
+    data.add_argument(
+        "--freq",
+        metavar="FREQ",
+        help="pandas frequency of the time stamps (e.g. D, W-SUN, MS, QS, h); default: "
+        "inferred with pandas. Stamps must follow it without gaps",
+    )
+    data.add_argument(
+        "--target",
+        type=_columns,
+        action="extend",
+        metavar="COLUMNS",
+        help="comma-separated column(s) to forecast, modelled jointly (repeatable); "
+        "default: every numeric column that is not a covariate",
+    )
+    data.add_argument(
+        "--covariates",
+        type=_columns,
+        action="extend",
+        metavar="COLUMNS",
+        help="comma-separated column(s) known in advance (calendar, promotions, ...) fed to "
+        "the model as inputs; their values over the horizon must be given with --future",
+    )
+    data.add_argument(
+        "--future",
+        metavar="CSV",
+        help="CSV with the covariates' values for the forecast steps (same time column; one "
+        "row per step, so its length is the horizon)",
+    )
+
+    out = forecast.add_argument_group("forecast and output")
+    out.add_argument(
+        "-H",
+        "--horizon",
+        type=_positive_int,
+        metavar="STEPS",
+        help="number of time steps to forecast (required unless --future gives them)",
+    )
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="write the forecast CSV to PATH instead of stdout",
+    )
+    out.add_argument(
+        "--plot",
+        metavar="PNG",
+        help="draw the history and the forecast to a PNG file (needs matplotlib)",
+    )
+    out.add_argument(
+        "--save-model",
+        metavar="PATH",
+        help="save the fitted model with joblib, to forecast later with --load-model",
+    )
+    out.add_argument(
+        "--load-model",
+        metavar="PATH",
+        help="forecast with a model saved by --save-model, without fitting; the forecast "
+        "continues the data that model was fitted on (CSV/--dataset, if given, is only drawn "
+        "as history in --plot)",
+    )
+    out.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="do not print the summary line to stderr",
+    )
+
+    group = forecast.add_argument_group("model (RNNForecaster parameters; see its documentation)")
+    # Options left out are absent from the namespace, so RNNForecaster's own defaults apply
+    # and an explicit 'none' still reaches it as None.
+    add_model_option = functools.partial(group.add_argument, default=argparse.SUPPRESS)
+    add_model_option("--cell", choices=["rnn", "gru", "lstm"], help="recurrent cell")
+    add_model_option("--nonlinearity", choices=["tanh", "relu"], help="activation of cell 'rnn'")
+    add_model_option("--hidden-size", type=_positive_int, metavar="N", help="hidden units")
+    add_model_option("--num-layers", type=_positive_int, metavar="N", help="stacked layers")
+    add_model_option("--dropout", type=float, metavar="P", help="dropout between layers")
+    add_model_option(
+        "--window",
+        type=_window,
+        metavar="N|auto",
+        help="length of the training subsequences, or 'auto'",
+    )
+    add_model_option(
+        "--model-horizon",
+        type=_positive_int,
+        metavar="N",
+        help="steps the network emits at once (RNNForecaster's 'horizon'; with "
+        "--strategy direct); not the forecast length, which is --horizon",
+    )
+    add_model_option(
+        "--strategy",
+        choices=["recursive", "direct"],
+        help="multi-step forecasting: feed predictions back, or emit several steps at once",
+    )
+    add_model_option(
+        "--bptt",
+        type=_optional_int,
+        metavar="N|none",
+        help="truncated backpropagation through time: at most N steps",
+    )
+    add_model_option(
+        "--clip-norm",
+        type=_optional_float,
+        metavar="X|none",
+        help="clip gradients to this global norm",
+    )
+    add_model_option("--optimizer", metavar="NAME", help="training optimizer, e.g. adam")
+    add_model_option("--learning-rate", type=float, metavar="LR", help="learning rate")
+    add_model_option("--weight-decay", type=float, metavar="X", help="L2 weight decay")
+    add_model_option("--batch-size", type=_positive_int, metavar="N", help="windows per batch")
+    add_model_option(
+        "--max-epochs", type=_positive_int, metavar="N", help="maximum training epochs"
+    )
+    add_model_option(
+        "--early-stopping",
+        action=argparse.BooleanOptionalAction,
+        help="stop when the loss on the most recent part of the series stops improving",
+    )
+    add_model_option(
+        "--validation-fraction",
+        type=float,
+        metavar="F",
+        help="most recent fraction of the series held out for early stopping",
+    )
+    add_model_option(
+        "--patience", type=_positive_int, metavar="N", help="epochs without improvement"
+    )
+    add_model_option(
+        "--scaler",
+        type=_scaler,
+        choices=["standard", "robust", "minmax", None],
+        metavar="{standard,robust,minmax,none}",
+        help="per-series target scaling inside the model",
+    )
+    add_model_option(
+        "--backend",
+        choices=["auto", "numba", "triton", "torch"],
+        help="recurrent kernel backend",
+    )
+    add_model_option("--device", metavar="DEVICE", help="torch device: auto, cpu, cuda, ...")
+    add_model_option("--n-threads", type=_positive_int, metavar="N", help="CPU threads")
+    add_model_option(
+        "--random-state",
+        type=_optional_int,
+        default=0,
+        metavar="SEED|none",
+        help="seed; same seed, data and machine give the same forecast (default: 0; 'none' "
+        "for a fresh random start each run)",
+    )
+    add_model_option(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="show a progress bar while fitting",
+    )
+    forecast.set_defaults(handler=_forecast, subparser=forecast)
+    return parser
+
+
+def main(argv=None):
+    """Run the ``tsrnn`` command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; default: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success. Bad input raises ``SystemExit(2)`` after printing a message to stderr.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.handler(args)
+    except _InputError as exc:
+        args.subparser.error(str(exc))
+
+
+# --------------------------------------------------------------------------------------------
+# tsrnn forecast
+# --------------------------------------------------------------------------------------------
+
+
+def _forecast(args):
+    if args.list_datasets:
+        _print_datasets()
+        return 0
+    _check_option_combinations(args)
+
+    history = None
+    if args.csv is not None or args.dataset is not None:
+        frame, source = _read_input(args)
+        history = frame
+    else:
+        source = os.path.basename(args.load_model)
+
+    if args.load_model is not None:
+        model = _load_model(args.load_model)
+        future = _read_future(args, history, model)
+        names = getattr(model, "feature_names_in_", None)
+        covariates = [] if names is None else [str(name) for name in names]
+        if covariates and future is None:
+            raise _InputError(
+                f"the model in {args.load_model} was fitted with covariates {covariates}; give "
+                "their values for the forecast steps with --future FILE"
+            )
+        if future is not None:
+            future = _select_future(future, covariates, args.future)
+        fit_seconds = None
+        y = None
+    else:
+        covariates = args.covariates or []
+        targets = _choose_targets(frame, covariates, args)
+        y = frame[targets[0]] if len(targets) == 1 else frame[targets]
+        X = frame[covariates] if covariates else None
+        future = _read_future(args, history, None)
+        if future is not None:
+            future = _select_future(future, covariates, args.future)
+        model = _make_estimator(args)
+        fit_seconds = _fit(model, X, y)
+        if args.save_model is not None:
+            _save_model(model, args.save_model)
+
+    horizon = args.horizon if future is None else len(future)
+    forecast = _predict(model, horizon if future is None else future)
+
+    if args.plot is not None:
+        plot_history = None
+        if history is not None:
+            plot_history = _history_for_plot(history, forecast)
+        _plot(plot_history, forecast, args.plot, title=_title(source, model, horizon))
+    _write_forecast(forecast, args.output)
+    if history is not None and args.load_model is not None:
+        _warn_if_data_runs_past(history, forecast)
+    if not args.quiet:
+        print(_summary(model, source, y, forecast, fit_seconds, args), file=sys.stderr)
+    return 0
+
+
+def _check_option_combinations(args):
+    if args.csv is not None and args.dataset is not None:
+        raise _InputError("give either a CSV file or --dataset, not both")
+    if args.csv is None and args.dataset is None and args.load_model is None:
+        raise _InputError(
+            "no data: give a CSV file, --dataset NAME (see --list-datasets) or --load-model PATH"
+        )
+    if args.load_model is not None and args.save_model is not None:
+        raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
+    if args.load_model is not None and args.covariates:
+        raise _InputError(
+            "--covariates chooses columns for fitting; a loaded model already knows its "
+            "covariates: give their future values with --future"
+        )
+    if args.future is not None and not args.covariates and args.load_model is None:
+        raise _InputError(
+            "--future gives the covariates' values for the forecast steps: name the covariate "
+            "columns with --covariates"
+        )
+    if args.covariates and args.future is None:
+        raise _InputError(
+            f"covariates {args.covariates} must be known for the forecast steps too: give "
+            "their future values with --future FILE (a CSV with the time column and those "
+            "columns, one row per forecast step)"
+        )
+    if args.future is None and args.horizon is None:
+        raise _InputError("say how many steps to forecast with --horizon/-H STEPS")
+    if args.no_time_col and args.time_col is not None:
+        raise _InputError("--time-col and --no-time-col contradict each other")
+    if args.dataset is not None and (args.time_col is not None or args.no_time_col):
+        raise _InputError("--time-col/--no-time-col apply to CSV files; datasets have their time")
+
+
+# --------------------------------------------------------------------------------------------
+# data
+# --------------------------------------------------------------------------------------------
+
+
+def _dataset_loaders():
+    datasets = importlib.import_module("tsrnn.datasets")
+    return {
+        name[len("load_") :]: getattr(datasets, name)
+        for name in sorted(dir(datasets))
+        if name.startswith("load_") and callable(getattr(datasets, name))
+    }
+
+
+def _print_datasets():
+    for name, loader in _dataset_loaders().items():
+        doc = (loader.__doc__ or "").strip().splitlines()
+        print(f"{name:<22} {doc[0] if doc else ''}".rstrip())
+
+
+def _read_input(args):
+    import pandas as pd
+
+    if args.dataset is not None:
+        loaders = _dataset_loaders()
+        name = args.dataset.removeprefix("load_")
+        if name not in loaders:
+            raise _InputError(
+                f"unknown dataset {args.dataset!r}; bundled datasets: "
+                f"{', '.join(loaders) or '(none found)'}"
+            )
+        data = loaders[name]()
+        if isinstance(data, pd.Series):
+            data = data.to_frame(name=data.name if data.name is not None else name)
+        if not isinstance(data, pd.DataFrame):
+            raise _InputError(
+                f"dataset {name!r} is a {type(data).__name__}, not a pandas Series or "
+                "DataFrame; load it in Python instead"
+            )
+        if args.freq is not None:
+            data.index = _apply_freq(data.index, args.freq, f"dataset {name!r}")
+        return data, name
+    frame = _read_csv(args.csv, args)
+    return frame, os.path.basename(args.csv)
+
+
+def _read_csv(path, args):
+    import pandas as pd
+
+    if not os.path.isfile(path):
+        raise _InputError(f"no such file: {path!r}")
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise _InputError(f"could not read {path!r} as CSV: {exc}") from None
+    if frame.shape[1] == 0 or len(frame) == 0:
+        raise _InputError(f"{path!r} has no data rows")
+    if args.no_time_col:
+        frame.index = pd.RangeIndex(len(frame))
+        return frame
+    time_col = frame.columns[0] if args.time_col is None else args.time_col
+    if time_col not in frame.columns:
+        raise _InputError(
+            f"{path!r} has no column {time_col!r} (--time-col); its columns are "
+            f"{list(frame.columns)}"
+        )
+    index = _time_index(frame[time_col], path, args.freq)
+    return frame.drop(columns=time_col).set_axis(index, axis=0)
+
+
+def _time_index(column, path, freq):
+    import numpy as np
+    import pandas as pd
+
+    name = column.name
+    where = f"time column {name!r} of {path!r}"
+    if column.isna().any():
+        row = int(np.flatnonzero(column.isna().to_numpy())[0])
+        raise _InputError(f"{where} is empty in row {row + 1}; every row needs a time stamp")
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        values = column.to_numpy()
+        if not np.all(np.mod(values, 1) == 0):
+            raise _InputError(
+                f"{where} holds numbers that are not whole ({values[0]!r}, ...); use dates or "
+                "step numbers, choose another column with --time-col, or use --no-time-col"
+            )
+        if freq is not None:
+            raise _InputError(f"--freq applies to dates, but {where} counts steps as numbers")
+        values = values.astype(np.int64)
+        steps = np.diff(values)
+        if len(values) > 1 and (steps[0] <= 0 or np.any(steps != steps[0])):
+            bad = 0 if steps[0] <= 0 else int(np.flatnonzero(steps != steps[0])[0])
+            raise _InputError(
+                f"{where} counts steps, but not evenly: {values[bad]} is followed by "
+                f"{values[bad + 1]} (the first step is {steps[0]}); the rows must be "
+                "consecutive, equally spaced time steps in increasing order"
+            )
+        step = int(steps[0]) if len(values) > 1 else 1
+        return pd.RangeIndex(values[0], values[-1] + step, step, name=name)
+    index = _parse_dates(column, where)
+    _check_order(index, where)
+    if freq is not None:
+        return _apply_freq(index, freq, where)
+    if len(index) < 3:
+        raise _InputError(
+            f"{where} has {len(index)} stamp(s), too few for pandas to infer a frequency: "
+            "pass --freq"
+        )
+    inferred = pd.DatetimeIndex(index, freq="infer")
+    if inferred.freq is None:
+        raise _InputError(_irregular_message(index, where))
+    return inferred
+
+
+def _parse_dates(column, where):
+    import pandas as pd
+
+    with warnings.catch_warnings():
+        # "Could not infer format ... falling back to dateutil": fine for a CLI, which then
+        # checks that the stamps are regular.
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            return pd.DatetimeIndex(pd.to_datetime(column), name=column.name)
+        except (ValueError, TypeError, OverflowError):
+            pass
+        try:
+            # Period labels such as 1990Q1, which to_datetime does not read.
+            periods = pd.PeriodIndex([pd.Period(str(value)) for value in column])
+            return pd.DatetimeIndex(periods.to_timestamp(how="start"), name=column.name)
+        except (ValueError, TypeError, OverflowError):
+            pass
+    raise _InputError(
+        f"{where} does not hold dates (first value {column.iloc[0]!r}); choose the time "
+        "column with --time-col, or use --no-time-col if the file has none"
+    )
+
+
+def _check_order(index, where):
+    import numpy as np
+
+    duplicated = index.duplicated()
+    if duplicated.any():
+        stamp = index[int(np.flatnonzero(duplicated)[0])]
+        raise _InputError(
+            f"{where} has duplicated stamps (first: {_stamp(stamp)}); each time step needs "
+            "exactly one row: aggregate the duplicates first"
+        )
+    if not index.is_monotonic_increasing:
+        row = int(np.flatnonzero(np.diff(index.asi8) < 0)[0]) + 1
+        raise _InputError(
+            f"{where} is not in time order ({_stamp(index[row])} comes after "
+            f"{_stamp(index[row - 1])}): sort "
+            "the rows by time"
+        )
+
+
+def _apply_freq(index, freq, where):
+    import pandas as pd
+
+    try:
+        offset = pd.tseries.frequencies.to_offset(freq)
+    except ValueError:
+        raise _InputError(
+            f"--freq {freq!r} is not a pandas frequency (e.g. D, W-SUN, MS, QS, h, 15min)"
+        ) from None
+    if isinstance(index, pd.PeriodIndex):
+        index = index.to_timestamp(how="start")
+    if not isinstance(index, pd.DatetimeIndex):
+        raise _InputError(f"--freq applies to dates, but {where} is indexed by {type(index)}")
+    expected = pd.date_range(index[0], periods=len(index), freq=offset)
+    if not expected.equals(index):
+        row = int(next(i for i in range(len(index)) if index[i] != expected[i]))
+        raise _InputError(
+            f"the stamps of {where} do not follow --freq {freq}: row {row + 1} is "
+            f"{_stamp(index[row])}, expected {_stamp(expected[row])}; fill the missing steps "
+            "(or pick the right --freq)"
+        )
+    return pd.DatetimeIndex(index, freq=offset, name=index.name)
+
+
+def _irregular_message(index, where):
+    import numpy as np
+    import pandas as pd
+
+    steps = np.diff(index.asi8)
+    values, counts = np.unique(steps, return_counts=True)
+    usual = values[np.argmax(counts)]
+    row = int(np.flatnonzero(steps != usual)[0])
+    step = pd.Timedelta(int(usual), unit=index.unit)
+    if step % pd.Timedelta(days=1) == pd.Timedelta(0):
+        step = f"{step.days} day" + ("s" if step.days != 1 else "")
+    return (
+        f"{where} has no regular frequency (pandas could not infer one): most steps are "
+        f"{step}, but {_stamp(index[row])} is followed by {_stamp(index[row + 1])}. The model "
+        "needs one row per time step: fill in the missing stamps (e.g. with pandas .asfreq() "
+        "and interpolation) or, if the stamps are regular in a way pandas cannot tell (e.g. "
+        "business days with holidays), pass --freq"
+    )
+
+
+def _stamp(value):
+    """A time stamp as people write it: the date alone at midnight."""
+    import pandas as pd
+
+    if isinstance(value, pd.Timestamp) and value == value.normalize():
+        return str(value.date())
+    return str(value)
+
+
+def _choose_targets(frame, covariates, args):
+    import pandas as pd
+
+    for name in covariates:
+        _require_column(frame, name, "--covariates")
+        _require_numeric(frame, name, "covariate")
+    if args.target:
+        targets = list(args.target)
+        for name in targets:
+            _require_column(frame, name, "--target")
+            _require_numeric(frame, name, "target")
+            if name in covariates:
+                raise _InputError(f"column {name!r} is both a target and a covariate")
+    else:
+        targets = [
+            name
+            for name in frame.columns
+            if name not in covariates and pd.api.types.is_numeric_dtype(frame[name])
+        ]
+        skipped = [name for name in frame.columns if name not in covariates and name not in targets]
+        if not targets:
+            raise _InputError(
+                f"no numeric column to forecast (columns: {list(frame.columns)}); name the "
+                "target with --target"
+            )
+        if skipped and not args.quiet:
+            print(f"tsrnn: ignoring non-numeric column(s) {skipped}", file=sys.stderr)
+    for name in [*targets, *covariates]:
+        missing = frame[name].isna().to_numpy()
+        if missing.any():
+            raise _InputError(
+                f"column {name!r} has {int(missing.sum())} missing value(s) (first at "
+                f"{_stamp(frame.index[missing.argmax()])}); fill or drop them first"
+            )
+    return targets
+
+
+def _require_column(frame, name, option):
+    if name not in frame.columns:
+        raise _InputError(
+            f"unknown column {name!r} ({option}); the columns are {list(frame.columns)}"
+        )
+
+
+def _require_numeric(frame, name, role):
+    import pandas as pd
+
+    column = frame[name]
+    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        example = column.dropna().iloc[0] if column.notna().any() else None
+        raise _InputError(
+            f"the {role} column {name!r} is not numeric (dtype {column.dtype}, e.g. "
+            f"{example!r}); convert it to numbers or choose another column"
+        )
+
+
+def _read_future(args, history, model):
+    """Read --future with the time layout of the history (or of the loaded model)."""
+    import pandas as pd
+
+    if args.future is None:
+        return None
+    freq = args.freq
+    if freq is None and history is not None:
+        freq = getattr(history.index, "freqstr", None)
+    if freq is None and model is not None:
+        freq = getattr(model, "freq_", None)
+    # A short --future file cannot show its own frequency: it has the history's.
+    options = argparse.Namespace(**{**vars(args), "freq": freq})
+    future = _read_csv(args.future, options)
+    if args.horizon is not None and args.horizon != len(future):
+        raise _InputError(
+            f"--horizon {args.horizon} but --future {args.future!r} has {len(future)} rows: the "
+            "forecast covers the future rows, so leave out --horizon or make them agree"
+        )
+    if args.no_time_col and history is not None:
+        # Without time stamps the future rows simply continue the numbering of the history.
+        start = len(history)
+        future.index = pd.RangeIndex(start, start + len(future))
+    return future
+
+
+def _select_future(future, covariates, path):
+    missing = [name for name in covariates if name not in future.columns]
+    if missing:
+        raise _InputError(
+            f"--future {path!r} lacks the covariate column(s) {missing}; its columns are "
+            f"{list(future.columns)}"
+        )
+    for name in covariates:
+        _require_numeric(future, name, "future covariate")
+        if future[name].isna().any():
+            raise _InputError(f"--future {path!r}: column {name!r} has missing values")
+    return future[covariates]
+
+
+# --------------------------------------------------------------------------------------------
+# model
+# --------------------------------------------------------------------------------------------
+
+
+def _make_estimator(args):
+    from tsrnn import RNNForecaster
+
+    params = {param: getattr(args, dest) for dest, param in _ESTIMATOR_OPTIONS if dest in args}
+    params["verbose"] = min(args.verbose, 1)
+    return RNNForecaster(**params)
+
+
+def _fit(model, X, y):
+    start = time.perf_counter()
+    try:
+        if X is None:
+            model.fit(y)
+        else:
+            model.fit(X, y)
+    except (ValueError, TypeError) as exc:
+        raise _InputError(f"cannot fit the model: {exc}") from None
+    return time.perf_counter() - start
+
+
+def _predict(model, what):
+    try:
+        return model.predict(what)
+    except (ValueError, TypeError) as exc:
+        raise _InputError(f"cannot forecast: {exc}") from None
+
+
+def _save_model(model, path):
+    import joblib
+
+    try:
+        joblib.dump(model, path)
+    except OSError as exc:
+        raise _InputError(f"cannot save the model to {path!r}: {exc}") from None
+
+
+def _load_model(path):
+    import joblib
+
+    if not os.path.isfile(path):
+        raise _InputError(f"no such model file: {path!r}")
+    try:
+        model = joblib.load(path)
+    except Exception as exc:  # unpickling raises anything; all mean "not a saved model"
+        raise _InputError(
+            f"{path!r} is not a model saved by 'tsrnn forecast --save-model' "
+            f"({type(exc).__name__}: {exc})"
+        ) from None
+    if not hasattr(model, "predict"):
+        raise _InputError(f"{path!r} holds a {type(model).__name__}, not a forecaster")
+    return model
+
+
+# --------------------------------------------------------------------------------------------
+# output
+# --------------------------------------------------------------------------------------------
+
+
+def _as_frame(forecast):
+    import pandas as pd
+
+    if isinstance(forecast, pd.Series):
+        return forecast.to_frame(name=forecast.name if forecast.name is not None else "forecast")
+    return forecast
+
+
+def _write_forecast(forecast, output):
+    frame = _as_frame(forecast)
+    if output is None:
+        try:
+            frame.to_csv(sys.stdout)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # The reader stopped early (e.g. '| head'): not an error. Point stdout at devnull so
+            # that Python's final flush does not raise again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return
+    try:
+        frame.to_csv(output)
+    except OSError as exc:
+        raise _InputError(f"cannot write the forecast to {output!r}: {exc}") from None
+
+
+def _warn_if_data_runs_past(history, forecast):
+    import pandas as pd
+
+    if isinstance(history.index, pd.MultiIndex) or not len(history) or not len(forecast):
+        return
+    if history.index[-1] >= forecast.index[0]:
+        print(
+            f"tsrnn: note: the data runs to {_stamp(history.index[-1])}, past the end of the "
+            "data the loaded model was fitted on; the forecast starts at "
+            f"{_stamp(forecast.index[0])}. Drop "
+            "--load-model to refit on this data.",
+            file=sys.stderr,
+        )
+
+
+def _history_for_plot(history, forecast):
+    columns = list(_as_frame(forecast).columns)
+    missing = [name for name in columns if name not in history.columns]
+    if missing:
+        raise _InputError(
+            f"cannot draw the history: the data has no column(s) {missing} that the model forecasts"
+        )
+    return history[columns]
+
+
+def _title(source, model, horizon):
+    cell = getattr(model, "cell", None)
+    what = f"{cell.upper()} " if isinstance(cell, str) else ""
+    return f"{source}: {horizon}-step {what}forecast (tsrnn)"
+
+
+_MAX_PANELS = 6
+_MAX_HISTORY = 500
+
+
+def _plot(history, forecast, path, *, title):
+    import pandas as pd
+
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise _InputError("--plot needs matplotlib: pip install 'tsrnn[plot]'") from None
+
+    panels = _plot_panels(history, _as_frame(forecast))
+    shown = panels[:_MAX_PANELS]
+    if len(panels) > len(shown):
+        title = f"{title}, first {len(shown)} of {len(panels)} series"
+    # A Figure with its own Agg canvas: no pyplot, so no global state and no display needed.
+    figure = Figure(figsize=(9, 1.4 + 2.3 * len(shown)), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(len(shown), 1, sharex=True, squeeze=False)[:, 0]
+    for ax, (label, past, future) in zip(axes, shown):
+        if past is not None and len(past):
+            name = "history"
+            if len(past) > _MAX_HISTORY:
+                # A long history would squeeze the forecast into a few pixels.
+                past, name = past.iloc[-_MAX_HISTORY:], f"history (last {_MAX_HISTORY} steps)"
+            ax.plot(_plot_x(past.index), past.to_numpy(), label=name, lw=1.2)
+            if past.index[-1] < future.index[0]:
+                # Start the forecast line at the last observation, so the two lines join.
+                future = pd.concat([past.iloc[-1:], future])
+        ax.plot(
+            _plot_x(future.index),
+            future.to_numpy(),
+            label="forecast",
+            lw=1.6,
+            color="tab:orange",
+        )
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(loc="upper left")
+    if isinstance(_plot_x(shown[0][2].index), pd.DatetimeIndex):
+        locator = AutoDateLocator()
+        axes[-1].xaxis.set_major_locator(locator)
+        axes[-1].xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    time_name = shown[0][2].index.name
+    axes[-1].set_xlabel(str(time_name) if time_name is not None else "time step")
+    figure.suptitle(title)
+    try:
+        figure.savefig(path, dpi=110)
+    except OSError as exc:
+        raise _InputError(f"cannot write the plot to {path!r}: {exc}") from None
+
+
+def _plot_panels(history, forecast):
+    """One (label, history or None, forecast) triple of Series per target and series id."""
+    import pandas as pd
+
+    panels = []
+    for column in forecast.columns:
+        future = forecast[column]
+        past = None if history is None else history[column]
+        if isinstance(future.index, pd.MultiIndex):
+            # A panel (series id, time): one plot per series.
+            for key, part in future.groupby(level=0, sort=False):
+                own = None if past is None else past.xs(key, level=0)
+                label = f"{key}" if len(forecast.columns) == 1 else f"{column} {key}"
+                panels.append((label, own, part.droplevel(0)))
+        else:
+            panels.append((str(column), past, future))
+    return panels
+
+
+def _plot_x(index):
+    import pandas as pd
+
+    if isinstance(index, pd.PeriodIndex):
+        return index.to_timestamp()
+    return index
+
+
+def _summary(model, source, y, forecast, fit_seconds, args):
+    import pandas as pd
+
+    index = forecast.index
+    per_series = ""
+    if isinstance(index, pd.MultiIndex):
+        n_series = index.get_level_values(0).nunique()
+        per_series = f" for each of {n_series} series" if n_series else ""
+        index = index.get_level_values(-1).unique().sort_values()
+    if not len(index):
+        span = "nothing"
+    elif isinstance(index, pd.DatetimeIndex) and not (index == index.normalize()).all():
+        span = f"{index[0]} to {index[-1]}"
+    else:
+        span = f"{_stamp(index[0])} to {_stamp(index[-1])}"
+    if fit_seconds is None:
+        head = f"tsrnn: loaded {type(model).__name__} from {args.load_model}"
+    else:
+        n_epochs = getattr(model, "n_epochs_", "?")
+        best = getattr(model, "best_epoch_", None)
+        epochs = f"{n_epochs} epoch{'' if n_epochs == 1 else 's'}"
+        epochs += f" (best {best})" if best is not None else ""
+        shape = f"{y.shape[0]} steps" + (f" x {y.shape[1]} targets" if y.ndim == 2 else "")
+        if isinstance(y.index, pd.MultiIndex):
+            n_series = y.index.get_level_values(0).nunique()
+            shape = f"{n_series} series, {shape.replace('steps', 'rows', 1)}"
+        head = f"tsrnn: fitted on {source} ({shape}) in {fit_seconds:.2f} s, {epochs}"
+    where = f"; wrote {args.output}" if args.output else ""
+    plot = f"; plot {args.plot}" if args.plot else ""
+    saved = f"; model saved to {args.save_model}" if args.save_model else ""
+    return f"{head}; forecast {len(index)} steps{per_series}, {span}{where}{plot}{saved}"

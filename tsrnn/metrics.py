@@ -1,0 +1,613 @@
+"""Forecast accuracy metrics and scorers for model selection.
+
+Every metric takes ``(y_true, y_pred)``: NumPy arrays, ``pd.Series`` or ``pd.DataFrame``. Rows
+are time steps, columns are target variables. With several columns the metric is computed per
+column and then averaged with equal weights (``multioutput='uniform_average'``, as in
+scikit-learn); ``multioutput='raw_values'`` returns one value per column and an array of
+weights gives a weighted average.
+
+``y_true`` and ``y_pred`` must have the same number of rows (a 1-D array and a one-column 2-D
+array count as the same shape). They are compared row by row, never aligned: when both are
+pandas objects their indexes must be equal, and two DataFrames must have the same columns in
+the same order, otherwise a ``ValueError`` says what differs. NaN and infinite values are
+rejected, not skipped.
+
+Definitions, per target column over ``n`` rows with ``e = y_true - y_pred``:
+
+- ``mae = mean(|e|)``, in the units of the data;
+- ``rmse = sqrt(mean(e**2))``, in the units of the data;
+- ``mape = mean(|e| / |y_true|)``, a fraction (0.1 is 10 %), as scikit-learn returns it;
+- ``smape = 100 * mean(2 |e| / (|y_true| + |y_pred|))``, in percent from 0 to 200 (a step
+  where both are 0 counts as 0);
+- ``mase = mean(|e|) / scale``, unitless, where ``scale = mean(|y_t - y_{t-m}|)`` over the
+  training series (the in-sample error of the naive forecast).
+
+:func:`make_forecast_scorer` turns any of them into a scorer for
+``GridSearchCV(scoring=...)`` that works for both ways of fitting
+:class:`tsrnn.RNNForecaster`: target only (``fit(y)``) and with covariates (``fit(X, y)``).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import (
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    root_mean_squared_error,
+)
+
+__all__ = ["mae", "make_forecast_scorer", "mape", "mase", "mase_scale", "rmse", "smape"]
+
+_MULTIOUTPUT_STRINGS = ("raw_values", "uniform_average")
+
+
+# --------------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------------
+
+
+def _to_2d(y, name):
+    """Return ``y`` as a float64 array of shape (n_rows, n_columns), after checking it."""
+    if isinstance(y, pd.DataFrame):
+        bad = [c for c in y.columns if not _is_real_dtype(y[c].dtype)]
+        if bad:
+            raise ValueError(
+                f"{name} has non-numeric column(s) {bad!r} (dtypes "
+                f"{[str(y[c].dtype) for c in bad]}); metrics need numbers: drop or convert "
+                "those columns first."
+            )
+        values = y.to_numpy(dtype=np.float64)
+    elif isinstance(y, pd.Series):
+        if not _is_real_dtype(y.dtype):
+            raise ValueError(
+                f"{name} has dtype {y.dtype}, not a numeric one; metrics need numbers: convert "
+                "it first (e.g. pd.to_numeric)."
+            )
+        values = y.to_numpy(dtype=np.float64)
+    else:
+        values = np.asarray(y)
+        if not _is_real_dtype(values.dtype):
+            raise ValueError(
+                f"{name} has dtype {values.dtype}, not a numeric one; metrics need real numbers."
+            )
+        values = values.astype(np.float64, copy=False)
+    if values.ndim == 1:
+        values = values.reshape(-1, 1)
+    elif values.ndim != 2:
+        raise ValueError(
+            f"{name} must be 1-D (one series) or 2-D (rows are time steps, columns are "
+            f"targets); got an array with {values.ndim} dimensions, shape {values.shape}."
+        )
+    if values.shape[0] == 0 or values.shape[1] == 0:
+        raise ValueError(f"{name} is empty (shape {values.shape}); there is nothing to score.")
+    finite = np.isfinite(values)
+    if not finite.all():
+        rows = np.flatnonzero(~finite.all(axis=1))
+        raise ValueError(
+            f"{name} contains NaN or infinite values ({int((~finite).sum())} of {values.size}, "
+            f"first in row {rows[0]}); the error is undefined there: drop or fill those rows "
+            "in both y_true and y_pred before scoring."
+        )
+    return values
+
+
+def _is_real_dtype(dtype):
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # pandas extension dtypes (nullable Int64, Float64, ...)
+        return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+    return kind in "biuf"
+
+
+def _check_pair(y_true, y_pred):
+    """Validate a (truth, forecast) pair and return both as 2-D float arrays."""
+    true = _to_2d(y_true, "y_true")
+    pred = _to_2d(y_pred, "y_pred")
+    if true.shape[0] != pred.shape[0]:
+        raise ValueError(
+            f"y_true has {true.shape[0]} rows but y_pred has {pred.shape[0]}; a forecast is "
+            "scored against the truth for the same time steps: pass equally long inputs."
+        )
+    if true.shape[1] != pred.shape[1]:
+        raise ValueError(
+            f"y_true has {true.shape[1]} column(s) but y_pred has {pred.shape[1]}; every target "
+            "column needs a forecast column."
+        )
+    has_index = (pd.Series, pd.DataFrame)
+    if isinstance(y_true, has_index) and isinstance(y_pred, has_index):
+        if not y_true.index.equals(y_pred.index):
+            raise ValueError(
+                "y_true and y_pred have different indexes (y_true: "
+                f"{_span(y_true.index)}; y_pred: {_span(y_pred.index)}); metrics compare rows "
+                "in order and do not align: select the same time steps in both (e.g. "
+                "y_pred.loc[y_true.index]), or pass arrays to compare by position."
+            )
+        if (
+            isinstance(y_true, pd.DataFrame)
+            and isinstance(y_pred, pd.DataFrame)
+            and not y_true.columns.equals(y_pred.columns)
+        ):
+            raise ValueError(
+                f"y_true has columns {list(y_true.columns)!r} but y_pred has "
+                f"{list(y_pred.columns)!r}; put the forecast columns in the order of the "
+                "target columns (y_pred[y_true.columns])."
+            )
+    return true, pred
+
+
+def _span(index):
+    if len(index) == 0:
+        return "empty"
+    return f"{len(index)} rows, {index[0]!r} to {index[-1]!r}"
+
+
+def _check_multioutput(multioutput, n_outputs):
+    if isinstance(multioutput, str):
+        if multioutput not in _MULTIOUTPUT_STRINGS:
+            raise ValueError(
+                f"multioutput must be 'uniform_average', 'raw_values' or an array of "
+                f"{n_outputs} weights; got {multioutput!r}."
+            )
+        return multioutput
+    weights = np.asarray(multioutput, dtype=np.float64)
+    if weights.shape != (n_outputs,):
+        raise ValueError(
+            f"multioutput weights must have one entry per target column ({n_outputs}); got "
+            f"shape {weights.shape}."
+        )
+    return weights
+
+
+def _aggregate(per_column, multioutput):
+    if isinstance(multioutput, str):
+        if multioutput == "raw_values":
+            return per_column
+        return float(np.mean(per_column))
+    return float(np.average(per_column, weights=multioutput))
+
+
+def _as_result(value):
+    # scikit-learn returns NumPy scalars for averages; a plain float prints and pickles simply.
+    return value if isinstance(value, np.ndarray) else float(value)
+
+
+# --------------------------------------------------------------------------------------------
+# metrics
+# --------------------------------------------------------------------------------------------
+
+
+def mae(y_true, y_pred, *, multioutput="uniform_average"):
+    """Mean absolute error, ``mean(|y_true - y_pred|)``.
+
+    Parameters
+    ----------
+    y_true : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        Observed values.
+    y_pred : array-like, pd.Series or pd.DataFrame of the same shape
+        Forecast values, row for row (pandas indexes must be equal).
+    multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
+        How to combine target columns: their plain mean, one value per column, or a
+        weighted mean.
+
+    Returns
+    -------
+    float or ndarray of shape (n_targets,)
+        In the units of the data; 0 is a perfect forecast.
+
+    See Also
+    --------
+    sklearn.metrics.mean_absolute_error : the computation used here, after validation.
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import mae
+    >>> mae([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
+    0.5
+    >>> mae([[1, 10], [2, 20]], [[2, 10], [2, 24]], multioutput="raw_values")
+    array([0.5, 2. ])
+    """
+    true, pred = _check_pair(y_true, y_pred)
+    multioutput = _check_multioutput(multioutput, true.shape[1])
+    return _as_result(mean_absolute_error(true, pred, multioutput=multioutput))
+
+
+def rmse(y_true, y_pred, *, multioutput="uniform_average"):
+    """Root mean squared error, ``sqrt(mean((y_true - y_pred)**2))``, per target column.
+
+    Parameters
+    ----------
+    y_true : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        Observed values.
+    y_pred : array-like, pd.Series or pd.DataFrame of the same shape
+        Forecast values, row for row (pandas indexes must be equal).
+    multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
+        How to combine target columns. The average is taken of the per-column RMSEs (as in
+        scikit-learn), not of the squared errors.
+
+    Returns
+    -------
+    float or ndarray of shape (n_targets,)
+        In the units of the data; 0 is a perfect forecast.
+
+    See Also
+    --------
+    sklearn.metrics.root_mean_squared_error : the computation used here, after validation.
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import rmse
+    >>> rmse([0.0, 0.0, 0.0, 0.0], [1.0, -1.0, 3.0, -1.0])
+    1.7320508075688772
+    """
+    true, pred = _check_pair(y_true, y_pred)
+    multioutput = _check_multioutput(multioutput, true.shape[1])
+    return _as_result(root_mean_squared_error(true, pred, multioutput=multioutput))
+
+
+def mape(y_true, y_pred, *, multioutput="uniform_average"):
+    """Mean absolute percentage error as a fraction, ``mean(|y_true - y_pred| / |y_true|)``.
+
+    Returned as a fraction, like :func:`sklearn.metrics.mean_absolute_percentage_error`
+    (0.1 means 10 %), not multiplied by 100. Unlike :func:`smape` it is asymmetric and
+    undefined where ``y_true`` is 0: there scikit-learn divides by machine epsilon instead,
+    which gives a huge value. Prefer :func:`mase` or :func:`smape` for series that touch 0.
+
+    Parameters
+    ----------
+    y_true : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        Observed values.
+    y_pred : array-like, pd.Series or pd.DataFrame of the same shape
+        Forecast values, row for row (pandas indexes must be equal).
+    multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
+        How to combine target columns.
+
+    Returns
+    -------
+    float or ndarray of shape (n_targets,)
+        A non-negative fraction; 0 is a perfect forecast.
+
+    See Also
+    --------
+    sklearn.metrics.mean_absolute_percentage_error : the computation used here.
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import mape
+    >>> mape([100.0, 200.0], [110.0, 150.0])
+    0.175
+    """
+    true, pred = _check_pair(y_true, y_pred)
+    multioutput = _check_multioutput(multioutput, true.shape[1])
+    return _as_result(mean_absolute_percentage_error(true, pred, multioutput=multioutput))
+
+
+def smape(y_true, y_pred, *, multioutput="uniform_average"):
+    """Symmetric mean absolute percentage error, in percent from 0 to 200.
+
+    ``smape = 100 / n * sum(2 * |y_true - y_pred| / (|y_true| + |y_pred|))``, the definition
+    of the M3 and M4 competitions (with absolute values in the denominator). A step where
+    both ``y_true`` and ``y_pred`` are 0 is a perfect forecast and contributes 0.
+
+    Parameters
+    ----------
+    y_true : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        Observed values.
+    y_pred : array-like, pd.Series or pd.DataFrame of the same shape
+        Forecast values, row for row (pandas indexes must be equal).
+    multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
+        How to combine target columns.
+
+    Returns
+    -------
+    float or ndarray of shape (n_targets,)
+        In percent: 0 is a perfect forecast, 200 the worst (e.g. opposite signs).
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import smape
+    >>> smape([100.0, 0.0], [300.0, 0.0])  # (2 * 200 / 400, 0) -> mean 0.5 -> 50 %
+    50.0
+    """
+    true, pred = _check_pair(y_true, y_pred)
+    multioutput = _check_multioutput(multioutput, true.shape[1])
+    denominator = np.abs(true) + np.abs(pred)
+    ratio = np.divide(
+        2.0 * np.abs(true - pred),
+        denominator,
+        out=np.zeros_like(denominator),
+        where=denominator > 0,
+    )
+    return _as_result(_aggregate(100.0 * ratio.mean(axis=0), multioutput))
+
+
+def mase_scale(y_train, *, m=1):
+    """Scale of :func:`mase`: mean absolute ``m``-step change of the training series.
+
+    This is the in-sample mean absolute error of the (seasonal) naive forecast
+    ``y_hat[t] = y[t - m]``, computed per column.
+
+    Parameters
+    ----------
+    y_train : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        The series the model was trained on, longer than ``m`` rows.
+    m : int, default=1
+        Seasonal period of the naive forecast (1: the previous value; 12: the same month a
+        year earlier for monthly data).
+
+    Returns
+    -------
+    ndarray of shape (n_targets,)
+        One non-negative scale per target column (0 for a constant column).
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import mase_scale
+    >>> mase_scale([1.0, 3.0, 2.0, 6.0])  # changes 2, -1, 4
+    array([2.33333333])
+    """
+    m = _check_m(m)
+    train = _to_2d(y_train, "y_train")
+    if train.shape[0] <= m:
+        raise ValueError(
+            f"y_train has {train.shape[0]} rows; the m={m} naive forecast that scales MASE "
+            f"needs more than m, so pass at least {m + 1} rows (or a smaller m)."
+        )
+    return np.mean(np.abs(train[m:] - train[:-m]), axis=0)
+
+
+def _check_m(m):
+    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+        raise ValueError(f"m must be an int >= 1 (the seasonal period); got {m!r}.")
+    return int(m)
+
+
+def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_average"):
+    """Mean absolute scaled error: MAE divided by the training series' naive-forecast MAE.
+
+    ``mase = mean(|y_true - y_pred|) / scale`` per target column, where
+    ``scale = mean(|y_train[t] - y_train[t - m]|)`` (see :func:`mase_scale`). Below 1 the
+    forecast beats the in-sample naive forecast; it is unitless, so it can be averaged over
+    series of different magnitudes. Give exactly one of ``y_train`` and ``scale``.
+
+    A column whose scale is 0 (a constant training series, where the naive forecast is
+    perfect) is scored by its plain MAE instead, with a ``RuntimeWarning``: the same rule as
+    :meth:`tsrnn.RNNForecaster.score`.
+
+    Parameters
+    ----------
+    y_true : array-like, pd.Series or pd.DataFrame of shape (n_steps,) or (n_steps, n_targets)
+        Observed values.
+    y_pred : array-like, pd.Series or pd.DataFrame of the same shape
+        Forecast values, row for row (pandas indexes must be equal).
+    y_train : array-like, pd.Series or pd.DataFrame of shape (n_train, n_targets), optional
+        The training series, with the same target columns; the scale is computed from it.
+    m : int, default=1
+        Seasonal period of the naive forecast that defines the scale (used with ``y_train``).
+    scale : float or array-like of shape (n_targets,), optional
+        A precomputed scale, e.g. the ``mase_scale_`` of a fitted forecaster.
+    multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
+        How to combine target columns.
+
+    Returns
+    -------
+    float or ndarray of shape (n_targets,)
+        Unitless; 0 is a perfect forecast, 1 matches the naive forecast's in-sample error.
+
+    Examples
+    --------
+    >>> from tsrnn.metrics import mase
+    >>> y_train = [1.0, 3.0, 2.0, 6.0]  # one-step changes 2, 1, 4: scale 7/3
+    >>> round(mase([5.0, 7.0], [6.0, 6.0], y_train=y_train), 4)  # MAE 1 / (7/3)
+    0.4286
+    >>> mase([5.0, 7.0], [6.0, 6.0], scale=2.0)
+    0.5
+    """
+    true, pred = _check_pair(y_true, y_pred)
+    n_outputs = true.shape[1]
+    multioutput = _check_multioutput(multioutput, n_outputs)
+    if (y_train is None) == (scale is None):
+        raise ValueError(
+            "mase needs the training series (y_train=...) or its scale (scale=...), exactly "
+            f"one of them; got {'both' if scale is not None else 'neither'}."
+        )
+    if y_train is not None:
+        train_scale = mase_scale(y_train, m=m)
+        if train_scale.shape[0] != n_outputs:
+            raise ValueError(
+                f"y_train has {train_scale.shape[0]} column(s) but y_true has {n_outputs}; "
+                "pass the training data of the same target columns."
+            )
+    else:
+        train_scale = _check_scale(scale, n_outputs)
+    errors = mean_absolute_error(true, pred, multioutput="raw_values")
+    zero = train_scale == 0
+    if zero.any():
+        warnings.warn(
+            f"the MASE scale is 0 for {int(zero.sum())} of {n_outputs} target column(s) (the "
+            "training series is constant there, so the naive forecast is exact); those columns "
+            "are scored by their MAE instead.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    per_column = errors / np.where(zero, 1.0, train_scale)
+    return _as_result(_aggregate(per_column, multioutput))
+
+
+def _check_scale(scale, n_outputs):
+    values = np.asarray(scale)
+    if not _is_real_dtype(values.dtype):
+        raise ValueError(f"scale must be a number or an array of numbers; got {scale!r}.")
+    values = np.atleast_1d(values.astype(np.float64))
+    if values.ndim != 1 or values.shape[0] not in (1, n_outputs):
+        raise ValueError(
+            f"scale must be one number or one per target column ({n_outputs}); got shape "
+            f"{np.shape(scale)}."
+        )
+    if not np.isfinite(values).all() or (values < 0).any():
+        raise ValueError(f"scale must be finite and >= 0; got {scale!r}.")
+    return np.broadcast_to(values, (n_outputs,))
+
+
+# --------------------------------------------------------------------------------------------
+# scorers
+# --------------------------------------------------------------------------------------------
+
+_METRICS = {"mae": mae, "rmse": rmse, "mape": mape, "smape": smape, "mase": mase}
+
+
+class _ForecastScorer:
+    """Scorer ``scorer(estimator, X, y=None)`` built by :func:`make_forecast_scorer`.
+
+    A module-level class (not a closure) so that it pickles for ``n_jobs > 1``.
+    """
+
+    def __init__(self, metric, sign, kwargs):
+        self._metric = metric
+        self._sign = sign
+        self._kwargs = kwargs
+
+    def __call__(self, estimator, X, y=None, **kwargs):
+        if kwargs:
+            # Metadata routed by scikit-learn (e.g. sample_weight) cannot be honoured by a
+            # forecast metric; silently ignoring it would score something else.
+            raise TypeError(
+                f"forecast scorers take no extra arguments; got {sorted(kwargs)}. Time steps "
+                "cannot be weighted in these metrics."
+            )
+        y_pred = estimator.predict(X)
+        # Target only (fit(y)): the CV splitter hands the test part of the series as X and no
+        # y; predict(X) forecasts those steps, so X itself is the truth.
+        y_true = X if y is None else y
+        metric_kwargs = dict(self._kwargs)
+        if self._metric is mase and "scale" not in metric_kwargs and "y_train" not in metric_kwargs:
+            if metric_kwargs.get("m", 1) != 1:
+                raise ValueError(
+                    f"the fitted forecaster stores the m=1 MASE scale; for m="
+                    f"{metric_kwargs['m']} also pass y_train=... (or scale=...) to "
+                    "make_forecast_scorer."
+                )
+            metric_kwargs.pop("m", None)
+            scale = np.asarray(_fitted_mase_scale(estimator), dtype=np.float64)
+            if scale.ndim == 2 and scale.shape[0] > 1:
+                # A panel: one scale per series, matched to the rows by series id, which the
+                # forecaster's own score (negative MASE) does.
+                if metric_kwargs or self._sign > 0:
+                    raise ValueError(
+                        "the forecaster was fitted on a panel of "
+                        f"{scale.shape[0]} series, each with its own MASE scale; the mase "
+                        "scorer then uses the forecaster's score (negative MASE), which takes "
+                        "no extra arguments and is greater-is-better: drop "
+                        f"{sorted(metric_kwargs) or 'greater_is_better=True'}."
+                    )
+                return estimator.score(X) if y is None else estimator.score(X, y)
+            metric_kwargs["scale"] = scale.reshape(-1)
+        return self._sign * self._metric(y_true, y_pred, **metric_kwargs)
+
+    def __repr__(self):
+        name = getattr(self._metric, "__name__", repr(self._metric))
+        args = [name, f"greater_is_better={self._sign > 0}"]
+        args += [f"{key}={value!r}" for key, value in self._kwargs.items()]
+        return f"make_forecast_scorer({', '.join(args)})"
+
+
+_SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
+
+
+def _fitted_mase_scale(estimator):
+    model = estimator
+    # A Pipeline's fitted forecaster is its last step.
+    while not _has_scale(model) and hasattr(model, "_final_estimator"):
+        model = model._final_estimator
+    scale = next((getattr(model, name) for name in _SCALE_ATTRIBUTES if hasattr(model, name)), None)
+    if scale is None:
+        raise ValueError(
+            f"the mase scorer takes the scale from the fitted forecaster's 'mase_scale_' "
+            f"attribute, which {type(model).__name__} does not have; use an RNNForecaster, or "
+            "pass scale=... or y_train=... to make_forecast_scorer."
+        )
+    return scale
+
+
+def _has_scale(model):
+    return any(hasattr(model, name) for name in _SCALE_ATTRIBUTES)
+
+
+def make_forecast_scorer(metric, *, greater_is_better=False, **kwargs):
+    """Make a scorer from a forecast metric, for ``GridSearchCV(scoring=...)``.
+
+    The scorer has scikit-learn's signature ``scorer(estimator, X, y=None)`` and works for
+    both ways of fitting :class:`tsrnn.RNNForecaster`:
+
+    - target only, ``fit(y)``: the search passes the test part of the series as ``X`` and no
+      ``y``; the scorer forecasts ``estimator.predict(X)`` and compares it with ``X``;
+    - with covariates, ``fit(X, y)``: it compares ``estimator.predict(X)`` with ``y``.
+
+    As with scikit-learn's ``neg_*`` scorers, an error metric is negated
+    (``greater_is_better=False``), so that greater is always better.
+
+    Parameters
+    ----------
+    metric : {'mae', 'rmse', 'mape', 'smape', 'mase'} or callable
+        A metric of this module by name, or any ``metric(y_true, y_pred, **kwargs)`` that
+        returns a number.
+    greater_is_better : bool, default=False
+        Whether a larger metric is a better forecast. False (the default, unlike
+        :func:`sklearn.metrics.make_scorer`) because forecast metrics are errors: the scorer
+        returns ``-metric``.
+    **kwargs
+        Passed to the metric, e.g. ``multioutput=[0.7, 0.3]``. For ``'mase'`` without
+        ``scale`` or ``y_train``, the scale is read from the fitted forecaster's
+        ``mase_scale_`` attribute (the mean absolute one-step change of its training data),
+        as :meth:`tsrnn.RNNForecaster.score` does. For a forecaster fitted on a panel (one
+        scale per series), the scorer returns ``estimator.score``, negative MASE per series.
+
+    Returns
+    -------
+    callable
+        A picklable scorer ``scorer(estimator, X, y=None) -> float``.
+
+    Examples
+    --------
+    With covariates, any regressor with ``predict`` works:
+
+    >>> import numpy as np
+    >>> from sklearn.linear_model import LinearRegression
+    >>> from tsrnn.metrics import make_forecast_scorer
+    >>> X = np.arange(6.0).reshape(-1, 1)
+    >>> y = 2 * X.ravel() + 1
+    >>> scorer = make_forecast_scorer("mae")
+    >>> scorer
+    make_forecast_scorer(mae, greater_is_better=False)
+    >>> round(scorer(LinearRegression().fit(X, y), X, y), 6) == 0
+    True
+
+    In a time-series search on a bare series (target only)::
+
+        from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+        search = GridSearchCV(RNNForecaster(), {"hidden_size": [8, 16]},
+                              scoring=make_forecast_scorer("smape"),
+                              cv=TimeSeriesSplit(n_splits=3, test_size=12))
+        search.fit(y)
+    """
+    if isinstance(metric, str):
+        try:
+            metric = _METRICS[metric]
+        except KeyError:
+            raise ValueError(
+                f"unknown metric {metric!r}; use one of {sorted(_METRICS)} or pass a callable "
+                "metric(y_true, y_pred)."
+            ) from None
+    elif not callable(metric):
+        raise TypeError(
+            f"metric must be a metric name or a callable metric(y_true, y_pred); got {metric!r}."
+        )
+    if isinstance(kwargs.get("multioutput"), str) and kwargs["multioutput"] == "raw_values":
+        raise ValueError(
+            "multioutput='raw_values' gives one number per column, but a scorer must return "
+            "one number: use 'uniform_average' or an array of weights."
+        )
+    return _ForecastScorer(metric, 1 if greater_is_better else -1, kwargs)
