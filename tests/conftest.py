@@ -1,16 +1,20 @@
 """Test set-up shared by the whole suite.
 
-Triton runs its kernels in the CPU interpreter here: ``TRITON_INTERPRET=1`` must be set before
-triton is first imported, so it is set at the top of this file, before any tsrnn import.
+Without a GPU, Triton runs its kernels in the CPU interpreter: ``TRITON_INTERPRET=1`` must be
+set before triton is first imported, so it is set here, before any tsrnn import (importing
+torch does not import triton). On a CUDA machine the real kernels run and the ``gpu`` tests
+with them.
 """
 
 import os
 
-os.environ.setdefault("TRITON_INTERPRET", "1")
+import torch
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
-import torch  # noqa: E402
 
 
 def cuda_available() -> bool:

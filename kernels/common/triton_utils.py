@@ -9,13 +9,15 @@ whole time loop for its ``BLOCK_B`` rows and all ``H`` columns (the step's depen
 all of ``h``, so a program owning every column needs no grid-wide synchronisation). Two modes,
 chosen on the host by :func:`plan`:
 
-- **resident** (``NCH == 1``): the ``G`` recurrent weight tiles (``CH x CH`` each) are loaded once
-  before the time loop and stay on chip; the state stays in registers. Used while the weights
-  take at most :data:`RESIDENT_BYTES`.
-- **streamed** (``NCH > 1``): the weights are too large to keep on chip (fp32 LSTM with H = 256 is
-  1 MiB), so each step reads them again in ``CH x CH`` tiles (they stay L2-resident across steps)
-  and the state round-trips through a small fp32 scratch buffer (double-buffered over time, one
-  ``tl.debug_barrier`` per phase) because a register tensor cannot be sliced into chunks.
+- **resident** (``RESIDENT``, ``NCH == 1``): the ``G`` recurrent weight tiles (``CH x CH`` each)
+  are loaded once before the time loop and stay on chip (registers, or shared memory where the
+  compiler stages the ``tl.dot`` operand there, as it does on sm_90); the state stays in
+  registers. Used while the padded weights take at most :data:`RESIDENT_BYTES`.
+- **streamed** (not ``RESIDENT``): the weights are too large to keep on chip (fp32 LSTM with
+  H = 256 is 1 MiB), so each step reads them again in ``CH x CH`` tiles (L2-resident across
+  steps) and the state round-trips through a small scratch buffer in the accumulation dtype
+  (double-buffered over time, one ``tl.debug_barrier`` per phase), because a register tensor
+  cannot be sliced into chunks. Still one launch for the whole sequence.
 
 Above :data:`MAX_FUSED_HIDDEN` the cells fall back to the plain PyTorch reference and warn once
 with :class:`tsrnn.exceptions.FallbackWarning`.
@@ -23,6 +25,7 @@ with :class:`tsrnn.exceptions.FallbackWarning`.
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass
 
@@ -238,6 +241,13 @@ def scratch(p: Plan, n: int, H: int, device, slots: int = 2):
     if p.RESIDENT:
         return None
     return torch.empty((slots, p.rows, n * H), dtype=p.acc_torch, device=device)
+
+
+def on_device(device):
+    """Launch context: Triton launches on the *current* CUDA device, not on the tensors' one."""
+    if device.type == "cuda":
+        return torch.cuda.device(device)
+    return contextlib.nullcontext()
 
 
 def as_contiguous(*tensors):

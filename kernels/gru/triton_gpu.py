@@ -294,10 +294,11 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     p = tu.plan(B, H, GATES, gx.dtype, dev)
     sv = torch.empty((T, B, 4 * H), dtype=p.acc_torch, device=dev) if save else None
     if B > 0:
-        _gru_fwd_kernel[p.grid](
-            gx, w_hh, b_hh, h0, gh_offset, out, hn, sv, tu.scratch(p, 1, H, dev), T, B,
-            H=H, **p.consts(),
-        )
+        with tu.on_device(gx.device):
+            _gru_fwd_kernel[p.grid](
+                gx, w_hh, b_hh, h0, gh_offset, out, hn, sv, tu.scratch(p, 1, H, dev), T, B,
+                H=H, **p.consts(),
+            )
     return out, hn, None, ((sv,) if save else ())
 
 
@@ -338,8 +339,9 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **o
     p = tu.plan(B, H, GATES, out.dtype, dev)
     dpbuf = tu.scratch(p, 3, H, dev, slots=1)
     dirbuf = tu.scratch(p, 1, H, dev, slots=1)
-    _gru_bwd_kernel[p.grid](
-        grad_out, grad_hn, w_hh, h0, out, saved[0].contiguous(), d_gx, d_gh, d_h0,
-        tu.scratch(p, 1, H, dev), dpbuf, dirbuf, T, B, H=H, **p.consts(),
-    )
+    with tu.on_device(out.device):
+        _gru_bwd_kernel[p.grid](
+            grad_out, grad_hn, w_hh, h0, out, saved[0].contiguous(), d_gx, d_gh, d_h0,
+            tu.scratch(p, 1, H, dev), dpbuf, dirbuf, T, B, H=H, **p.consts(),
+        )
     return d_gx, d_gh, d_h0, None

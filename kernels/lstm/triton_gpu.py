@@ -324,10 +324,11 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     sg = torch.empty((T, B, 4 * H), dtype=p.acc_torch, device=dev) if save else None
     sc = torch.empty((T, B, H), dtype=p.acc_torch, device=dev) if save else None
     if B > 0:
-        _lstm_fwd_kernel[p.grid](
-            gx, w_hh, b_hh, h0, c0, gh_offset, out, hn, cn, sg, sc,
-            tu.scratch(p, 1, H, dev), tu.scratch(p, 1, H, dev), T, B, H=H, **p.consts(),
-        )
+        with tu.on_device(gx.device):
+            _lstm_fwd_kernel[p.grid](
+                gx, w_hh, b_hh, h0, c0, gh_offset, out, hn, cn, sg, sc,
+                tu.scratch(p, 1, H, dev), tu.scratch(p, 1, H, dev), T, B, H=H, **p.consts(),
+            )
     return out, hn, cn, ((sg, sc) if save else ())
 
 
@@ -366,9 +367,10 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **o
     if B == 0:
         return d_pre, d_pre, d_h0, d_c0
     p = tu.plan(B, H, GATES, out.dtype, dev)
-    _lstm_bwd_kernel[p.grid](
-        grad_out, grad_hn, grad_cn, w_hh, c0, sg, sc, d_pre, d_h0, d_c0,
-        tu.scratch(p, 1, H, dev), tu.scratch(p, 1, H, dev), tu.scratch(p, 4, H, dev, slots=1),
-        T, B, H=H, **p.consts(),
-    )
+    with tu.on_device(out.device):
+        _lstm_bwd_kernel[p.grid](
+            grad_out, grad_hn, grad_cn, w_hh, c0, sg, sc, d_pre, d_h0, d_c0,
+            tu.scratch(p, 1, H, dev), tu.scratch(p, 1, H, dev), tu.scratch(p, 4, H, dev, slots=1),
+            T, B, H=H, **p.consts(),
+        )
     return d_pre, d_pre, d_h0, d_c0

@@ -217,10 +217,11 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     if B == 0:
         return out, hn, None, ()
     p = tu.plan(B, H, GATES, gx.dtype, gx.device)
-    _rnn_fwd_kernel[p.grid](
-        gx, w_hh, b_hh, h0, gh_offset, out, hn, tu.scratch(p, 1, H, gx.device), T, B,
-        H=H, RELU=relu, **p.consts(),
-    )
+    with tu.on_device(gx.device):
+        _rnn_fwd_kernel[p.grid](
+            gx, w_hh, b_hh, h0, gh_offset, out, hn, tu.scratch(p, 1, H, gx.device), T, B,
+            H=H, RELU=relu, **p.consts(),
+        )
     return out, hn, None, ()
 
 
@@ -259,8 +260,9 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
     if B == 0:
         return d_pre, d_pre, d_h0, None
     p = tu.plan(B, H, GATES, out.dtype, out.device)
-    _rnn_bwd_kernel[p.grid](
-        grad_out, grad_hn, w_hh, out, d_pre, d_h0, tu.scratch(p, 1, H, out.device, slots=3),
-        T, B, H=H, RELU=relu, **p.consts(),
-    )
+    with tu.on_device(out.device):
+        _rnn_bwd_kernel[p.grid](
+            grad_out, grad_hn, w_hh, out, d_pre, d_h0, tu.scratch(p, 1, H, out.device, slots=3),
+            T, B, H=H, RELU=relu, **p.consts(),
+        )
     return d_pre, d_pre, d_h0, None

@@ -1,0 +1,200 @@
+"""Speed of a whole ``RNNForecaster.fit`` against the plain PyTorch loop a user would write.
+
+Same work on both sides: the same scaled series, windows of the same length with stride 1 and
+a next-value target at every step (the window's mean level subtracted, as the forecaster does),
+the same GRU size and linear head, batch size, Adam and learning rate, gradient clipping by norm,
+epochs, float32 and 2 threads; no early stopping. The two run alternately in one process and the
+table reports the median time ratio, the wall times, the final training losses (they must be
+comparable) and the peak memory of each (measured in a fresh subprocess per side).
+
+Also times ``predict(h=24)`` of a fitted default model.
+
+Usage::
+
+    python benchmarks/bench_fit.py            # writes results/fit.json
+    python benchmarks/bench_fit.py --quick    # fewer repeats
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from sklearn.preprocessing import StandardScaler
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine_header, print_header, table, write_json  # noqa: E402
+
+from tsrnn import RNNForecaster  # noqa: E402
+from tsrnn.datasets import load_electricity_demand, make_sine_mixture  # noqa: E402
+
+THREADS = 2
+CASES = {
+    "hourly_2000": dict(hidden_size=32, window=48, batch_size=32, max_epochs=2),
+    "electricity": dict(hidden_size=64, window=96, batch_size=256, max_epochs=1),
+}
+
+
+def load_case(name):
+    """(y (N,), X (N, K) or None) as DataFrame/Series for the forecaster."""
+    if name == "hourly_2000":
+        y = make_sine_mixture(2000, periods=(24.0, 168.0), noise=0.2, freq="h", random_state=0)
+        return None, y
+    X, y = load_electricity_demand(return_X_y=True)
+    return X.astype("float64"), y
+
+
+def fit_tsrnn(name, seed=0):
+    cfg = CASES[name]
+    X, y = load_case(name)
+    model = RNNForecaster(
+        cell="gru", optimizer="adam", learning_rate=1e-3, clip_norm=1.0, early_stopping=False,
+        scaler="standard", dtype="float32", n_threads=THREADS, random_state=seed, **cfg,
+    )
+    t0 = time.perf_counter()
+    model.fit(y) if X is None else model.fit(X, y)
+    seconds = time.perf_counter() - t0
+    return seconds, model.history_[-1]["train_loss"]
+
+
+class PlainNet(torch.nn.Module):
+    def __init__(self, input_size, hidden_size):
+        super().__init__()
+        self.rnn = torch.nn.GRU(input_size, hidden_size, batch_first=True)
+        self.head = torch.nn.Linear(hidden_size, 1)
+
+    def forward(self, x):
+        return self.head(self.rnn(x)[0])
+
+
+def fit_plain(name, seed=0):
+    """The loop a PyTorch user writes for the same job."""
+    cfg = CASES[name]
+    X, y = load_case(name)
+    torch.manual_seed(seed)
+    rng = np.random.default_rng(seed)
+    t0 = time.perf_counter()
+    ys = StandardScaler().fit_transform(y.to_numpy()[:, None])[:, 0].astype(np.float32)
+    series = torch.from_numpy(ys)
+    # Covariates of the step being predicted (known in advance), as the forecaster feeds them.
+    xs = None
+    if X is not None:
+        xs = torch.from_numpy(StandardScaler().fit_transform(X.to_numpy()).astype(np.float32))
+    W = cfg["window"]
+    windows = series.unfold(0, W + 1, 1)  # (N - W, W + 1) view, stride 1
+    net = PlainNet(1 + (0 if xs is None else xs.shape[1]), cfg["hidden_size"])
+    opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+    n = windows.shape[0]
+    for _ in range(cfg["max_epochs"]):
+        total = 0.0
+        for i in range(0, n, cfg["batch_size"]):
+            idx = torch.from_numpy(rng.permutation(n)[i : i + cfg["batch_size"]])
+            win = windows[idx]  # (B, W + 1)
+            level = win[:, :W].mean(dim=1, keepdim=True)
+            inp = (win[:, :W] - level).unsqueeze(-1)
+            if xs is not None:
+                rows = idx[:, None] + torch.arange(1, W + 1)
+                inp = torch.cat([inp, xs[rows]], dim=-1)
+            target = (win[:, 1:] - level).unsqueeze(-1)
+            opt.zero_grad()
+            loss = torch.nn.functional.mse_loss(net(inp), target)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+            opt.step()
+            total += float(loss) * len(idx)
+    return time.perf_counter() - t0, total / n
+
+
+def peak_memory_mb(side, name):
+    """Peak RSS (MiB) of a fresh process that runs one fit."""
+    code = (
+        "import sys, resource; sys.path.insert(0, %r);"
+        "import bench_fit as b; b.setup_threads();"
+        "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
+        "b.fit_%s(%r);"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)"
+    ) % (str(Path(__file__).resolve().parent), side, name)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def setup_threads():
+    torch.set_num_threads(THREADS)
+    import numba
+
+    numba.set_num_threads(min(THREADS, numba.config.NUMBA_NUM_THREADS))
+
+
+def bench_predict(repeat):
+    from tsrnn.datasets import load_air_passengers
+
+    y = load_air_passengers()
+    model = RNNForecaster(random_state=0, n_threads=THREADS).fit(y)
+    model.predict(24)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        model.predict(24)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="one timed pair per case")
+    p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
+    args = p.parse_args(argv)
+    setup_threads()
+    import tsrnn
+
+    tsrnn.warmup(cells=["gru"], dtypes=["float32"])
+    rows = []
+    for name in args.cases:
+        fit_tsrnn(name)  # warm caches (dataset files, kernels) before timing either side
+        pairs = 1 if args.quick else 3
+        t_ours, t_plain, l_ours, l_plain = [], [], [], []
+        for _ in range(pairs):
+            s, loss = fit_plain(name)
+            t_plain.append(s)
+            l_plain.append(loss)
+            s, loss = fit_tsrnn(name)
+            t_ours.append(s)
+            l_ours.append(loss)
+        ratios = [a / b for a, b in zip(t_plain, t_ours)]
+        rows.append(dict(
+            case=name, **{k: CASES[name][k] for k in ("hidden_size", "window", "batch_size",
+                                                       "max_epochs")},
+            plain_s=statistics.median(t_plain), tsrnn_s=statistics.median(t_ours),
+            speedup=statistics.median(ratios),
+            plain_loss=l_plain[-1], tsrnn_loss=l_ours[-1],
+            plain_peak_mb=peak_memory_mb("plain", name),
+            tsrnn_peak_mb=peak_memory_mb("tsrnn", name),
+        ))
+        print(f"  {name}: x{rows[-1]['speedup']:.2f}", file=sys.stderr)
+    predict_s = bench_predict(5 if args.quick else 20)
+    info = machine_header(THREADS)
+    print_header(info)
+    print(table(rows, [
+        ("case", "case", "s"), ("hidden_size", "H", "d"), ("window", "W", "d"),
+        ("batch_size", "B", "d"), ("max_epochs", "epochs", "d"),
+        ("plain_s", "plain s", ".2f"), ("tsrnn_s", "tsrnn s", ".2f"), ("speedup", "x", ".2f"),
+        ("plain_loss", "plain loss", ".4f"), ("tsrnn_loss", "tsrnn loss", ".4f"),
+        ("plain_peak_mb", "plain MiB", ".0f"), ("tsrnn_peak_mb", "tsrnn MiB", ".0f"),
+    ]))
+    print(f"# predict(24) of a default model on air_passengers: {predict_s * 1e3:.2f} ms "
+          f"({predict_s / 24 * 1e6:.0f} us per step)")
+    path = write_json("fit", {"machine": info, "rows": rows, "predict_24_s": predict_s})
+    print(f"# written {path}")
+    return json.dumps(rows)
+
+
+if __name__ == "__main__":
+    main()

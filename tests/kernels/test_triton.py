@@ -1,0 +1,448 @@
+"""Triton kernels (``kernels/*/triton_gpu.py``) against the references and ``torch.nn``.
+
+On a CPU-only machine the kernels run in Triton's interpreter (``TRITON_INTERPRET=1``, set by
+``tests/conftest.py``), which costs milliseconds per step: shapes stay tiny but awkward (T in
+{1, 3}, B in {1, 3}, H in {5, 16} and 24, none of them a tile size). Tests marked ``gpu`` run the
+compiled kernels on CUDA; they also skip under the interpreter, so run them as
+``TRITON_INTERPRET=0 pytest -m gpu tests/kernels/test_triton.py``.
+
+Dimension legend: T time steps, B batch, I input size, H hidden size, G gates.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import warnings
+
+import pytest
+import torch
+
+import tsrnn.nn
+from tsrnn.exceptions import FallbackWarning
+from tsrnn.kernels.common import triton_utils as tu
+from tsrnn.kernels.common.registry import triton_interpreted
+
+triton = pytest.importorskip("triton")
+
+CELLS = {  # test id -> (cell, nonlinearity, torch.nn layer name)
+    "rnn-tanh": ("rnn", "tanh", "RNN"),
+    "rnn-relu": ("rnn", "relu", "RNN"),
+    "gru": ("gru", None, "GRU"),
+    "lstm": ("lstm", None, "LSTM"),
+}
+
+# float32: a few ulp per step over T <= 3 steps (observed <= 5e-7 absolute on O(1) values);
+# float64: round-off only; bfloat16: outputs are rounded to 8 bits (2^-8 = 0.4 % relative), and
+# on a GPU the recurrent product also takes bf16 operands, so several bf16 ulp.
+TOL = {
+    torch.float32: dict(rtol=1e-5, atol=2e-6),
+    torch.float64: dict(rtol=1e-10, atol=1e-12),
+    torch.bfloat16: dict(rtol=4e-2, atol=4e-2),
+}
+DTYPE_IDS = {torch.float32: "f32", torch.float64: "f64", torch.bfloat16: "bf16"}
+
+compiled_only = pytest.mark.skipif(
+    triton_interpreted(),
+    reason="tests the compiled kernels; run with TRITON_INTERPRET=0 on a CUDA machine",
+)
+
+
+@pytest.fixture(autouse=True)
+def _cpu_tests_need_the_interpreter(request):
+    # Outside the interpreter Triton runs CUDA tensors only; the gpu tests cover that case.
+    if "gpu" not in request.keywords and not triton_interpreted():
+        pytest.skip("runs the Triton kernels on CPU tensors: needs TRITON_INTERPRET=1")
+
+
+def _modules(cell):
+    return (importlib.import_module(f"tsrnn.kernels.{cell}.triton_gpu"),
+            importlib.import_module(f"tsrnn.kernels.{cell}.reference"))
+
+
+def _options(nonlinearity):
+    return {"nonlinearity": nonlinearity} if nonlinearity else {}
+
+
+def _inputs(cell, T, B, H, dtype, device="cpu", seed=0):
+    """Kernel inputs (gx, w_hh, b_hh, h0, c0) with the scales of an initialised layer."""
+    gen = torch.Generator().manual_seed(seed)
+    G = {"rnn": 1, "gru": 3, "lstm": 4}[cell]
+
+    def rand(*shape, scale=1.0):
+        return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(
+            device=device, dtype=dtype)
+
+    c0 = rand(B, H) if cell == "lstm" else None
+    return rand(T, B, G * H), rand(G * H, H, scale=H**-0.5), rand(G * H, scale=0.3), \
+        rand(B, H), c0
+
+
+def _cotangents(out, hn, cn, seed=1):
+    gen = torch.Generator().manual_seed(seed)
+
+    def like(t):
+        if t is None:
+            return None
+        return torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t)
+
+    return like(out), like(hn), like(cn)
+
+
+def _close(actual, expected, dtype, what, tol=None):
+    if expected is None:
+        assert actual is None, what
+        return
+    torch.testing.assert_close(actual.to(torch.float64), expected.to(torch.float64),
+                               **(tol or TOL[dtype]), msg=lambda m: f"{what}: {m}")
+
+
+def _check_against_reference(name, T, B, H, dtype, device="cpu", tol=None):
+    """Forward and backward of the Triton kernel vs the reference (float64 oracle for bf16)."""
+    cell, nonlinearity, _ = CELLS[name]
+    kernel, reference = _modules(cell)
+    opts = _options(nonlinearity)
+    gx, w, b, h0, c0 = _inputs(cell, T, B, H, dtype, device)
+    out, hn, cn, saved = kernel.forward(gx, w, b, h0, c0, save=True, **opts)
+    assert out.dtype == hn.dtype == dtype and out.shape == (T, B, H)
+
+    oracle = torch.float64 if dtype == torch.bfloat16 else dtype
+
+    def up(t):
+        return None if t is None else t.to(oracle)
+
+    r_out, r_hn, r_cn, _ = reference.forward(up(gx), up(w), up(b), up(h0), up(c0), **opts)
+    _close(out, r_out, dtype, "out", tol)
+    _close(hn, r_hn, dtype, "h_n", tol)
+    _close(cn, r_cn, dtype, "c_n", tol)
+
+    g_out, g_hn, g_cn = _cotangents(out, hn, cn)
+    got = kernel.backward(g_out, g_hn, g_cn, gx if kernel.BACKWARD_NEEDS_GX else None, w, b,
+                          h0, c0, out, saved, **opts)
+    want = reference.backward(up(g_out), up(g_hn), up(g_cn), up(gx), up(w), up(b), up(h0),
+                              up(c0), r_out, (), **opts)
+    for what, a, e in zip(("d_gx", "d_gh", "d_h0", "d_c0"), got, want):
+        _close(a, e, dtype, what, tol)
+
+
+SHAPES = list(itertools.product((1, 3), (1, 3), (5, 16)))  # (T, B, H)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "T{}-B{}-H{}".format(*s))
+@pytest.mark.parametrize("name", list(CELLS))
+def test_kernel_matches_reference_float32(name, shape):
+    _check_against_reference(name, *shape, torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16], ids=DTYPE_IDS.get)
+@pytest.mark.parametrize("name", list(CELLS))
+def test_kernel_matches_reference_other_dtypes(name, dtype):
+    _check_against_reference(name, 3, 3, 5 if dtype == torch.float64 else 16, dtype)
+
+
+@pytest.mark.parametrize("dtype", list(TOL), ids=DTYPE_IDS.get)
+@pytest.mark.parametrize("name", list(CELLS))
+def test_streamed_mode_matches_reference(name, dtype, monkeypatch):
+    """Weights streamed per step in 16-wide chunks: H = 24 gives a full and a partial chunk."""
+    monkeypatch.setattr(tu, "RESIDENT_BYTES", 0)
+    monkeypatch.setattr(tu, "STREAM_CHUNK", 16)
+    p = tu.plan(3, 24, 1, dtype, torch.device("cpu"))
+    assert (p.RESIDENT, p.CH, p.NCH) == (False, 16, 2)
+    _check_against_reference(name, 3, 3, 24, dtype)
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["resident", "streamed"])
+@pytest.mark.parametrize("name", ["rnn-tanh", "gru", "lstm"])
+def test_several_batch_tiles(name, streamed, monkeypatch):
+    """B = 17 needs two 16-row programs; each indexes its own rows of the scratch buffers."""
+    if streamed:
+        monkeypatch.setattr(tu, "RESIDENT_BYTES", 0)
+        monkeypatch.setattr(tu, "STREAM_CHUNK", 16)
+    assert tu.plan(17, 24, 1, torch.float32, torch.device("cpu")).n_prog == 2
+    _check_against_reference(name, 2, 17, 24, torch.float32)
+
+
+def _layer_pair(name, dtype, input_size=2, hidden_size=5, **kwargs):
+    _, nonlinearity, layer = CELLS[name]
+    if nonlinearity:
+        kwargs["nonlinearity"] = nonlinearity
+    torch.manual_seed(0)
+    ref = getattr(torch.nn, layer)(input_size, hidden_size, **kwargs).to(dtype)
+    mine = getattr(tsrnn.nn, layer)(input_size, hidden_size, backend="triton", **kwargs)
+    mine = mine.to(dtype)
+    mine.load_state_dict(ref.state_dict())
+    return ref, mine
+
+
+def _layer_grads(module, x, hx, cotangents):
+    """Outputs and the gradients of input, hx and every parameter, in parameter order."""
+    out, state = module(x, hx)
+    outs = [out, *state] if isinstance(state, tuple) else [out, state]
+    hxs = list(hx) if isinstance(hx, tuple) else [hx]
+    grads = torch.autograd.grad(outs, [x, *hxs, *module.parameters()], cotangents)
+    return outs, grads
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16],
+                         ids=DTYPE_IDS.get)
+@pytest.mark.parametrize("name", list(CELLS))
+def test_layer_matches_torch_nn(name, dtype):
+    """tsrnn.nn layer on backend='triton' vs torch.nn with the same state_dict: output, final
+    state and the gradients of input, every parameter and hx, with random cotangents for the
+    output and the final state."""
+    ref, mine = _layer_pair(name, dtype)
+    T, B, I, H = 3, 3, 2, 5
+    gen = torch.Generator().manual_seed(2)
+
+    def rand(*shape):
+        return torch.randn(*shape, generator=gen, dtype=torch.float64).to(dtype)
+
+    x = rand(T, B, I).requires_grad_(True)
+    if CELLS[name][2] == "LSTM":
+        hx = (rand(1, B, H).requires_grad_(True), rand(1, B, H).requires_grad_(True))
+        cot = [rand(T, B, H), rand(1, B, H), rand(1, B, H)]
+    else:
+        hx = rand(1, B, H).requires_grad_(True)
+        cot = [rand(T, B, H), rand(1, B, H)]
+    if dtype == torch.bfloat16:
+        # torch.nn in bf16 rounds every intermediate; compare both with a float64 torch.nn
+        # run on the same (bf16-representable) values instead.
+        ref = ref.double()
+        x_ref = x.detach().double().requires_grad_(True)
+        hx_ref = (tuple(h.detach().double().requires_grad_(True) for h in hx)
+                  if isinstance(hx, tuple) else hx.detach().double().requires_grad_(True))
+        cot_ref = [c.double() for c in cot]
+    else:
+        x_ref, hx_ref, cot_ref = x, hx, cot
+    want_outs, want_grads = _layer_grads(ref, x_ref, hx_ref, cot_ref)
+    got_outs, got_grads = _layer_grads(mine, x, hx, cot)
+    names = ["input", "h_0", "c_0"][: 1 + len(hx) if isinstance(hx, tuple) else 2]
+    names += [n for n, _ in mine.named_parameters()]
+    for what, a, e in zip(["output", "h_n", "c_n"], got_outs, want_outs):
+        _close(a, e, dtype, what)
+    for what, a, e in zip(names, got_grads, want_grads):
+        _close(a, e, dtype, f"grad {what}")
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_layer_stacked_bidirectional_batch_first(name):
+    """Two layers, both directions, batch-first, default hx: every kernel call of a layer."""
+    ref, mine = _layer_pair(name, torch.float32, 3, 5, num_layers=2, bidirectional=True,
+                            batch_first=True)
+    x = torch.randn(2, 3, 3, requires_grad=True)  # (B, T, I)
+    o1, o2 = ref(x)[0], mine(x)[0]
+    go = torch.randn_like(o1)
+    g1 = torch.autograd.grad(o1, [x, *ref.parameters()], go)
+    g2 = torch.autograd.grad(o2, [x, *mine.parameters()], go)
+    _close(o2, o1, torch.float32, "output")
+    for (what, _), a, e in zip([("input", None), *mine.named_parameters()], g2, g1):
+        _close(a, e, torch.float32, f"grad {what}")
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_gradcheck_float64(name):
+    """``torch.autograd.gradcheck`` of the differentiable ``tsrnn.nn.recurrence`` on Triton."""
+    cell, nonlinearity, _ = CELLS[name]
+    gx, w, b, h0, c0 = _inputs(cell, 2, 1, 2, torch.float64)
+    inputs = [t.requires_grad_(True) for t in (gx, w, b, h0, c0) if t is not None]
+
+    def run(*args):
+        out, hn, cn = tsrnn.nn.recurrence(cell, *args, backend="triton",
+                                          nonlinearity=nonlinearity or "tanh")
+        return (out, hn) if cn is None else (out, hn, cn)
+
+    # fast mode: one random directional derivative per input instead of full Jacobians, which
+    # would cost the interpreter hundreds of kernel runs
+    assert torch.autograd.gradcheck(run, inputs, eps=1e-6, atol=1e-7, fast_mode=True)
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_gh_offset_and_no_save(name):
+    """The reference's ``gh_offset`` hook enters the pre-activation the same way; with
+    ``save=False`` nothing is kept and the results do not change."""
+    cell, nonlinearity, _ = CELLS[name]
+    kernel, reference = _modules(cell)
+    opts = _options(nonlinearity)
+    gx, w, b, h0, c0 = _inputs(cell, 3, 3, 5, torch.float32)
+    offset = torch.randn(gx.shape, generator=torch.Generator().manual_seed(3))
+    got = kernel.forward(gx, w, b, h0, c0, gh_offset=offset, save=False, **opts)
+    want = reference.forward(gx, w, b, h0, c0, gh_offset=offset, **opts)
+    assert got[3] == ()
+    for what, a, e in zip(("out", "h_n", "c_n"), got[:3], want[:3]):
+        _close(a, e, torch.float32, what)
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_empty_sequence_and_batch(name):
+    cell, nonlinearity, _ = CELLS[name]
+    kernel, _ = _modules(cell)
+    opts = _options(nonlinearity)
+    gx, w, b, h0, c0 = _inputs(cell, 0, 2, 5, torch.float32)
+    out, hn, cn, saved = kernel.forward(gx, w, b, h0, c0, **opts)
+    assert out.shape == (0, 2, 5)
+    torch.testing.assert_close(hn, h0)
+    if c0 is not None:
+        torch.testing.assert_close(cn, c0)
+    g = torch.ones_like(h0)
+    d_gx, _, d_h0, d_c0 = kernel.backward(out, g, None if c0 is None else 2 * g, None, w, b, h0,
+                                          c0, out, saved, **opts)
+    assert d_gx.shape == gx.shape
+    torch.testing.assert_close(d_h0, g)
+    if c0 is not None:
+        torch.testing.assert_close(d_c0, 2 * g)
+    gx, w, b, h0, c0 = _inputs(cell, 2, 0, 5, torch.float32)
+    out, hn, _, _ = kernel.forward(gx, w, b, h0, c0, **opts)
+    assert out.shape == (2, 0, 5) and hn.shape == (0, 5)
+
+
+def test_plan_tiles_and_modes():
+    cpu = torch.device("cpu")
+    p = tu.plan(3, 5, 4, torch.float32, cpu)
+    assert p.RESIDENT and p.CH == 16 and p.NCH == 1 and p.BLOCK_B >= 16 and p.n_prog == 1
+    p = tu.plan(40, 48, 3, torch.float64, cpu)
+    assert p.BLOCK_B >= 16 and p.n_prog * p.BLOCK_B >= 40 and p.CH & (p.CH - 1) == 0
+    # fp32 LSTM with H = 256 has 1 MiB of weights: they cannot stay on chip
+    p = tu.plan(8, 256, 4, torch.float32, cpu)
+    assert not p.RESIDENT and p.CH * p.NCH >= 256
+    assert tu.plan(8, 5, 1, torch.float32, cpu).precision == "ieee"
+
+
+def test_tanh_helper_is_accurate():
+    """The kernels' tanh (no libdevice in the interpreter) vs torch over tiny to huge values."""
+    import triton.language as tl
+
+    @triton.jit
+    def apply(x, y, N: tl.constexpr):
+        r = tl.arange(0, N)
+        tl.store(y + r, tu.tanh(tl.load(x + r)))
+
+    mags = torch.logspace(-8, 2, 63, dtype=torch.float64)
+    x = torch.cat([mags, -mags, torch.tensor([0.0, 0.125])])
+    for dtype, rtol in ((torch.float64, 1e-13), (torch.float32, 1e-6)):
+        xs, y = x.to(dtype), torch.empty(128, dtype=dtype)
+        apply[(1,)](xs, y, 128)
+        torch.testing.assert_close(y, torch.tanh(xs.double()).to(dtype), rtol=rtol, atol=0)
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_fallback_above_max_hidden_warns_once(name, monkeypatch):
+    """H = 257 runs the reference (correct, slower) and says so once."""
+    monkeypatch.setattr(tu, "_warned", set())
+    cell, nonlinearity, _ = CELLS[name]
+    kernel, reference = _modules(cell)
+    opts = _options(nonlinearity)
+    H = tu.MAX_FUSED_HIDDEN + 1
+    gx, w, b, h0, c0 = _inputs(cell, 2, 1, H, torch.float32)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out, hn, cn, saved = kernel.forward(gx, w, b, h0, c0, **opts)
+        g_out, g_hn, g_cn = _cotangents(out, hn, cn)
+        got = kernel.backward(g_out, g_hn, g_cn, None, w, b, h0, c0, out, saved, **opts)
+        kernel.forward(gx, w, b, h0, c0, **opts)
+    fallbacks = [w for w in caught if issubclass(w.category, FallbackWarning)]
+    assert len(fallbacks) == 1 and str(H) in str(fallbacks[0].message)
+    want_fwd = reference.forward(gx, w, b, h0, c0, **opts)
+    want = reference.backward(g_out, g_hn, g_cn, gx, w, b, h0, c0, out, (), **opts)
+    for what, a, e in zip(("out", "h_n", "c_n", "d_gx", "d_gh", "d_h0", "d_c0"),
+                          (out, hn, cn, *got), (*want_fwd[:3], *want)):
+        _close(a, e, torch.float32, what)
+
+
+def test_fallback_layer_matches_torch_nn(monkeypatch):
+    """Through tsrnn.nn: the fallback's backward gets gx back from ``saved`` although the
+    module declares ``BACKWARD_NEEDS_GX = False``."""
+    monkeypatch.setattr(tu, "_warned", set())
+    H = tu.MAX_FUSED_HIDDEN + 1
+    ref, mine = _layer_pair("gru", torch.float32, 1, H)
+    x = torch.randn(2, 1, 1, requires_grad=True)
+    hx = torch.randn(1, 1, H, requires_grad=True)
+    cot = [torch.randn(2, 1, H), torch.randn(1, 1, H)]
+    with pytest.warns(FallbackWarning):
+        got_outs, got = _layer_grads(mine, x, hx, cot)
+    want_outs, want = _layer_grads(ref, x, hx, cot)
+    for a, e in zip([*got_outs, *got], [*want_outs, *want]):
+        _close(a, e, torch.float32, "fallback layer")
+
+
+# ---- real GPU ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def no_tf32(monkeypatch):
+    """Full fp32 products in the kernels, the reference's matmuls and cuDNN alike."""
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+
+
+@pytest.mark.parametrize("H", [5, 48, 128, 256], ids=lambda h: f"H{h}")
+@pytest.mark.parametrize("name", list(CELLS))
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.gpu
+@compiled_only
+def test_gpu_kernel_matches_reference(name, H):
+    """Resident (small H) and streamed (large H) modes, batch over several tiles. The
+    reference's cuBLAS products sum in another order; over 37 steps the difference grows past
+    the few-ulp interpreter tolerance."""
+    _check_against_reference(name, 37, 45, H, torch.float32, "cuda",
+                             tol=dict(rtol=1e-4, atol=1e-5))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float64], ids=DTYPE_IDS.get)
+@pytest.mark.parametrize("name", list(CELLS))
+@pytest.mark.gpu
+@compiled_only
+def test_gpu_kernel_other_dtypes(name, dtype):
+    # On the GPU the bf16 recurrent product rounds h and d_gh to bf16 too (tensor cores).
+    tol = dict(rtol=6e-2, atol=6e-2) if dtype == torch.bfloat16 else None
+    for H in (24, 96):
+        _check_against_reference(name, 9, 20, H, dtype, "cuda", tol=tol)
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.gpu
+@compiled_only
+def test_gpu_layer_matches_torch_nn(name):
+    ref, mine = _layer_pair(name, torch.float32, 7, 64, num_layers=2, bidirectional=True,
+                            batch_first=True)
+    ref, mine = ref.cuda(), mine.cuda()
+    x = torch.randn(33, 50, 7, device="cuda", requires_grad=True)
+    o1, o2 = ref(x)[0], mine(x)[0]
+    go = torch.randn_like(o1)
+    g1 = torch.autograd.grad(o1, [x, *ref.parameters()], go)
+    g2 = torch.autograd.grad(o2, [x, *mine.parameters()], go)
+    # cuDNN and the kernels sum in different orders over 50 steps and 33 rows
+    torch.testing.assert_close(o2, o1, rtol=1e-5, atol=1e-5)
+    for a, e in zip(g2, g1):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.gpu
+@compiled_only
+def test_gpu_new_sequence_length_does_not_recompile():
+    """T and B are not specialised on: a new length or batch reuses the compiled kernel. (Only
+    testable compiled: the interpreter keeps no kernel cache.)"""
+    from tsrnn.kernels.gru import triton_gpu as gru
+
+    gx, w, b, h0, _ = _inputs("gru", 3, 2, 16, torch.float32, "cuda")
+    out, hn, _, saved = gru.forward(gx, w, b, h0)
+    gru.backward(out, hn, None, None, w, b, h0, None, out, saved)
+    n_fwd = tu.jit_cache_size(gru._gru_fwd_kernel)
+    n_bwd = tu.jit_cache_size(gru._gru_bwd_kernel)
+    gx, *_ = _inputs("gru", 7, 5, 16, torch.float32, "cuda")
+    h0 = torch.zeros(5, 16, device="cuda")
+    out, hn, _, saved = gru.forward(gx, w, b, h0)
+    gru.backward(out, hn, None, None, w, b, h0, None, out, saved)
+    assert tu.jit_cache_size(gru._gru_fwd_kernel) == n_fwd
+    assert tu.jit_cache_size(gru._gru_bwd_kernel) == n_bwd
+
+
+@pytest.mark.gpu
+@compiled_only
+def test_gpu_do_bench_smoke():
+    from triton.testing import do_bench
+
+    from tsrnn.kernels.lstm import triton_gpu as lstm
+
+    gx, w, b, h0, c0 = _inputs("lstm", 64, 32, 128, torch.float32, "cuda")
+    ms = do_bench(lambda: lstm.forward(gx, w, b, h0, c0, save=False), warmup=5, rep=20)
+    assert 0 < ms < 1e3
