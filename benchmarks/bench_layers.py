@@ -9,6 +9,7 @@ Usage::
 
     python benchmarks/bench_layers.py                 # CPU table, writes results/layers_cpu.json
     python benchmarks/bench_layers.py --device cuda   # GPU table, writes results/layers_cuda.json
+    python benchmarks/bench_layers.py --device cuda --kernels-only   # time loop alone
 """
 
 from __future__ import annotations
@@ -118,6 +119,9 @@ def bench_cpu(args):
 def bench_cuda(args):
     import triton.testing
 
+    # Full fp32 on both sides: cuDNN RNNs follow cudnn.allow_tf32, which defaults to True.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
     rows = []
     for dtype in (torch.float32, torch.bfloat16):
         for cell in args.cells:
@@ -140,15 +144,76 @@ def bench_cuda(args):
     return rows, {}
 
 
+def _kernel_fwd(k, args, opts):
+    def run():
+        return k.forward(*args, save=False, **opts)
+    return run
+
+
+def _kernel_fwd_bwd(k, args, cotangents, opts):
+    def run():
+        out, _, _, saved = k.forward(*args, save=True, **opts)
+        return k.backward(*cotangents, *args, out, saved, **opts)
+    return run
+
+
+def bench_cuda_kernels(args):
+    """Triton kernels alone (the time loop: no input projection, no autograd, no dW matmul)
+    vs torch.nn (cuDNN), forward and forward+backward, timed with triton.testing.do_bench."""
+    import torch.nn.functional as F
+    import triton.testing
+
+    from tsrnn.kernels import get_kernel
+
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    rows = []
+    for dtype in (torch.float32, torch.bfloat16):
+        for cell in args.cells:
+            k = get_kernel(cell, "triton")
+            opts = {"nonlinearity": "tanh"} if cell == "rnn" else {}
+            for B, T, H in CUDA_SHAPES:
+                torch.manual_seed(0)
+                _, ref = _pair(cell, H, "cuda", dtype, "triton")
+                x = torch.randn(T, B, 1, device="cuda", dtype=dtype)
+                with torch.no_grad():
+                    gx = F.linear(x, ref.weight_ih_l0, ref.bias_ih_l0).contiguous()
+                h0 = torch.zeros(B, H, device="cuda", dtype=dtype)
+                c0 = torch.zeros_like(h0) if cell == "lstm" else None
+                kargs = (gx, ref.weight_hh_l0.detach(), ref.bias_hh_l0.detach(), h0, c0)
+                out = _kernel_fwd(k, kargs, opts)()[0]
+                tol = 2e-2 if dtype == torch.bfloat16 else 1e-4
+                torch.testing.assert_close(out.float(), _fwd(ref, x)()[0].float(),
+                                           rtol=tol, atol=tol)
+                cot = (torch.randn_like(out), torch.zeros_like(h0),
+                       None if c0 is None else torch.zeros_like(h0))
+                r = dict(cell=cell, dtype=str(dtype).replace("torch.", ""), B=B, T=T, H=H)
+                r["fwd_torch_ms"] = triton.testing.do_bench(_fwd(ref, x))
+                r["fwd_tsrnn_ms"] = triton.testing.do_bench(_kernel_fwd(k, kargs, opts))
+                r["fb_torch_ms"] = triton.testing.do_bench(_fwd_bwd(ref, x))
+                r["fb_tsrnn_ms"] = triton.testing.do_bench(_kernel_fwd_bwd(k, kargs, cot, opts))
+                r["fwd_speedup"] = r["fwd_torch_ms"] / r["fwd_tsrnn_ms"]
+                r["fb_speedup"] = r["fb_torch_ms"] / r["fb_tsrnn_ms"]
+                r["fwd_us_per_step"] = 1e3 * r["fwd_tsrnn_ms"] / T
+                r["fb_us_per_step"] = 1e3 * r["fb_tsrnn_ms"] / T
+                rows.append(r)
+    return rows, {"tsrnn_side": "Triton kernels' time loop only"}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--cells", nargs="+", default=list(CELLS), choices=list(CELLS))
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--kernels-only", action="store_true",
+                   help="CUDA: time the Triton kernels' time loop alone, not the whole layer")
     args = p.parse_args(argv)
     info = machine_header(args.threads if args.device == "cpu" else None)
-    rows, extra = bench_cuda(args) if args.device == "cuda" else bench_cpu(args)
+    if args.device == "cuda":
+        rows, extra = bench_cuda_kernels(args) if args.kernels_only else bench_cuda(args)
+    else:
+        rows, extra = bench_cpu(args)
     print_header(info | extra)
     cols = [("cell", "cell", "s")]
     if args.device == "cuda":
@@ -159,7 +224,8 @@ def main(argv=None):
              ("fb_torch_ms", "f+b torch ms", ".3f"), ("fb_tsrnn_ms", "f+b tsrnn ms", ".3f"),
              ("fb_speedup", "f+b x", ".2f"), ("fb_us_per_step", "f+b us/step", ".2f")]
     print(table(rows, cols))
-    path = write_json(f"layers_{args.device}", {"machine": info | extra, "rows": rows})
+    suffix = "_kernels" if args.kernels_only else ""
+    path = write_json(f"layers_{args.device}{suffix}", {"machine": info | extra, "rows": rows})
     print(f"# written {path}")
 
 
