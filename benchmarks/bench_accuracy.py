@@ -1,0 +1,153 @@
+"""Forecast accuracy of the default ``RNNForecaster`` against classical baselines.
+
+On every bundled real dataset (each target column; each series of the panel) the end of the
+series is held out: two seasons, or 10 points where there is no seasonality. The table gives
+MASE (scaled by the in-sample seasonal naive error, m = the season, as in the M4 competition;
+below 1 beats that naive forecast) of:
+
+- the default ``RNNForecaster(random_state=0)`` (target only; the panel as one global model),
+- the seasonal naive forecast (the last season repeated),
+- statsmodels' exponential smoothing (Holt-Winters: damped additive trend, additive season),
+
+and the fit time of each. statsmodels is a benchmark-only dependency
+(``pip install 'tsrnn[bench]'``).
+
+Usage::
+
+    python benchmarks/bench_accuracy.py                  # every dataset
+    python benchmarks/bench_accuracy.py --datasets air_passengers us_change
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine_header, print_header, table, write_json
+
+from tsrnn import RNNForecaster, datasets
+from tsrnn.metrics import mase
+
+# dataset -> (loader, season length m)
+DATASETS = {
+    "air_passengers": (datasets.load_air_passengers, 12),
+    "sunspots": (datasets.load_sunspots, 12),
+    "us_change": (datasets.load_us_change, 4),
+    "tourism_nights": (datasets.load_tourism_nights, 4),
+    "electricity_demand": (lambda: datasets.load_electricity_demand()["demand"], 48),
+}
+
+
+def holdout(m: int) -> int:
+    return 2 * m if m > 1 else 10
+
+
+def seasonal_naive(train: np.ndarray, h: int, m: int) -> np.ndarray:
+    last = train[-m:] if m > 1 else train[-1:]
+    return np.resize(last, h)
+
+
+def ets(train: pd.Series, h: int, m: int) -> np.ndarray:
+    from statsmodels.tsa.holtwinters import ExponentialSmoothing
+
+    seasonal = "add" if m > 1 and len(train) >= 2 * m + 1 else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fit = ExponentialSmoothing(
+            train.to_numpy(dtype=float), trend="add", damped_trend=True, seasonal=seasonal,
+            seasonal_periods=m if seasonal else None, initialization_method="estimated",
+        ).fit()
+    return fit.forecast(h)
+
+
+def _series_items(y):
+    """(name, Series) for each target column / panel member of a dataset."""
+    if isinstance(y, pd.DataFrame):
+        return [(c, y[c]) for c in y.columns]
+    if isinstance(y.index, pd.MultiIndex):
+        return [(k, y.xs(k, level=0)) for k in y.index.get_level_values(0).unique()]
+    return [(y.name or "y", y)]
+
+
+def evaluate(name, loader, m):
+    y = loader()
+    h = holdout(m)
+    rows = []
+    if isinstance(y.index, pd.MultiIndex):
+        # One global model over all series of the panel.
+        ids = y.index.get_level_values(0)
+        train = y.groupby(ids, group_keys=False).apply(lambda s: s.iloc[:-h])
+        t0 = time.perf_counter()
+        model = RNNForecaster(random_state=0).fit(train)
+        rnn_fit_s = time.perf_counter() - t0
+        rnn_all = model.predict(h)
+        rnn_per = {k: rnn_all.xs(k, level=0).to_numpy() for k in ids.unique()}
+    else:
+        rnn_per, rnn_fit_s = None, None
+    for col, s in _series_items(y):
+        s = s.astype(float)
+        tr, te = s.iloc[:-h], s.iloc[-h:].to_numpy()
+        if rnn_per is None:
+            t0 = time.perf_counter()
+            model = RNNForecaster(random_state=0).fit(tr)
+            fit_s = time.perf_counter() - t0
+            rnn = model.predict(h).to_numpy()
+        else:
+            rnn, fit_s = rnn_per[col], rnn_fit_s / len(rnn_per)
+        t0 = time.perf_counter()
+        es = ets(tr, h, m)
+        ets_s = time.perf_counter() - t0
+        naive = seasonal_naive(tr.to_numpy(), h, m)
+        score = dict(y_train=tr.to_numpy(), m=m)
+        rows.append(dict(
+            dataset=name, series=str(col), n=len(tr), h=h, m=m,
+            rnn=mase(te, rnn, **score), naive=mase(te, naive, **score),
+            ets=mase(te, es, **score), rnn_fit_s=fit_s, ets_fit_s=ets_s,
+        ))
+        r = rows[-1]
+        print(f"  {name}/{col}: rnn {r['rnn']:.3f} naive {r['naive']:.3f} ets {r['ets']:.3f}",
+              file=sys.stderr)
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=list(DATASETS))
+    args = p.parse_args(argv)
+    rows = []
+    for name in args.datasets:
+        loader, m = DATASETS[name]
+        rows += evaluate(name, loader, m)
+    info = machine_header()
+    print_header(info)
+    print(table(rows, [
+        ("dataset", "dataset", "s"), ("series", "series", "s"), ("n", "n", "d"),
+        ("h", "h", "d"), ("rnn", "MASE rnn", ".3f"), ("naive", "MASE snaive", ".3f"),
+        ("ets", "MASE ets", ".3f"), ("rnn_fit_s", "rnn fit s", ".2f"),
+        ("ets_fit_s", "ets fit s", ".2f"),
+    ]))
+    df = pd.DataFrame(rows)
+    beats = int((df["rnn"] < df["naive"]).sum())
+    summary = {
+        "series": len(df), "rnn_beats_naive": beats,
+        "geomean_rnn": float(np.exp(np.log(df["rnn"]).mean())),
+        "geomean_naive": float(np.exp(np.log(df["naive"]).mean())),
+        "geomean_ets": float(np.exp(np.log(df["ets"]).mean())),
+    }
+    print(f"# rnn beats seasonal naive on {beats}/{len(df)} series; geometric mean MASE: "
+          f"rnn {summary['geomean_rnn']:.3f}, snaive {summary['geomean_naive']:.3f}, "
+          f"ets {summary['geomean_ets']:.3f}")
+    path = write_json("accuracy", {"machine": info, "rows": rows, "summary": summary})
+    print(f"# written {path}")
+
+
+if __name__ == "__main__":
+    main()
