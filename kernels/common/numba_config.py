@@ -10,27 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 
+import numba
 
-def _threads_from_environment() -> int | None:
-    """Threads asked for through ``OMP_NUM_THREADS`` when ``NUMBA_NUM_THREADS`` is unset.
-
-    Dask's nanny (like many schedulers) starts each worker process with ``OMP_NUM_THREADS=1``
-    so that tasks do not oversubscribe the cores, but it does not set ``NUMBA_NUM_THREADS``,
-    and Numba would otherwise start one thread per core in every worker.
-    """
-    if os.environ.get("NUMBA_NUM_THREADS"):
-        return None
-    value = os.environ.get("OMP_NUM_THREADS", "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
-
-
-if "numba" not in sys.modules and _threads_from_environment() is not None:
-    # Numba reads its thread count once, at import: pass the request on before that.
-    os.environ["NUMBA_NUM_THREADS"] = str(_threads_from_environment())
-
-import numba  # noqa: E402
+from tsrnn.kernels.common._threads import threads_from_environment as _threads_from_environment
 
 FASTMATH = {"contract", "reassoc", "nsz", "arcp", "afn"}
 
