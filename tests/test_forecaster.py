@@ -1,0 +1,590 @@
+"""RNNForecaster on one series: fit/predict/update/score, indexes, training loop, pickling."""
+
+import copy
+import io
+import pickle
+import warnings
+
+import joblib
+import numba
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+
+import tsrnn
+import tsrnn._training as training
+from tsrnn import RNNForecaster
+from tsrnn.exceptions import InterruptedFitWarning
+
+TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
+
+
+def seasonal(n=48, freq="MS", start="2000-01-01", seed=0, index=None):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = 50 + 0.5 * t + 10 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n)
+    if index is None:
+        index = pd.date_range(start, periods=n, freq=freq)
+    return pd.Series(values, index=index, name="sales")
+
+
+def state_arrays(model):
+    return {k: v.detach().clone() for k, v in model.module_.state_dict().items()}
+
+
+def assert_same_weights(a, b):
+    sa, sb = state_arrays(a), state_arrays(b)
+    assert sa.keys() == sb.keys()
+    for k in sa:
+        torch.testing.assert_close(sa[k], sb[k], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Index continuation
+# ---------------------------------------------------------------------------------------------
+
+INDEXES = {
+    "monthly": pd.date_range("2000-01-01", periods=40, freq="MS"),
+    "month-end": pd.date_range("2000-01-31", periods=40, freq="ME"),
+    "quarterly": pd.date_range("2000-01-01", periods=40, freq="QS-OCT"),
+    "daily": pd.date_range("2021-03-01", periods=40, freq="D"),
+    "hourly-tz": pd.date_range("2021-03-27", periods=40, freq="h", tz="Europe/Paris"),
+    "period-monthly": pd.period_range("2000-01", periods=40, freq="M"),
+    "range": pd.RangeIndex(100, 140),
+    "range-step-2": pd.RangeIndex(0, 80, 2),
+}
+
+
+@pytest.mark.parametrize("name", list(INDEXES))
+def test_predict_continues_the_index(name):
+    index = INDEXES[name]
+    y = seasonal(len(index), index=index)
+    model = RNNForecaster(**TINY).fit(y)
+    forecast = model.predict(5)
+    assert isinstance(forecast, pd.Series) and forecast.name == "sales"
+    if isinstance(index, pd.RangeIndex):
+        expected = pd.RangeIndex(index[-1] + index.step, index[-1] + 6 * index.step, index.step)
+        assert model.freq_ is None
+    elif isinstance(index, pd.PeriodIndex):
+        expected = pd.period_range(index[-1] + 1, periods=5, freq=index.freq)
+        assert model.freq_ == index.freqstr
+    else:
+        expected = pd.date_range(index[-1], periods=6, freq=index.freq)[1:]
+        assert model.freq_ == index.freqstr
+        assert forecast.index.freq == index.freq
+    pd.testing.assert_index_equal(forecast.index, expected)
+    assert forecast.dtype == np.float64 and np.isfinite(forecast).all()
+
+
+def test_frequency_inferred_when_not_set():
+    y = seasonal(40)
+    y.index = pd.DatetimeIndex(list(y.index))  # drop the freq attribute
+    assert y.index.freq is None
+    model = RNNForecaster(**TINY).fit(y)
+    assert model.freq_ == "MS"
+    assert model.predict(2).index[0] == pd.Timestamp("2003-05-01")
+
+
+@pytest.mark.parametrize(
+    ("freq", "period", "window"),
+    [("MS", 12, 24), ("QS-OCT", 4, 12), ("D", 7, 14), ("h", 24, 48), ("YS", 1, 12)],
+)
+def test_auto_window_follows_the_season(freq, period, window):
+    y = seasonal(200, freq=freq)
+    model = RNNForecaster(**TINY).fit(y)
+    assert (model.seasonal_period_, model.window_) == (period, window)
+
+
+def test_auto_window_works_on_a_ten_row_series():
+    y = seasonal(10)
+    model = RNNForecaster(**TINY).fit(y)
+    assert 1 <= model.window_ <= 5
+    assert np.isfinite(model.predict(3)).all()
+
+
+# ---------------------------------------------------------------------------------------------
+# Containers in and out
+# ---------------------------------------------------------------------------------------------
+
+
+def test_array_in_array_out():
+    y = seasonal(40).to_numpy()
+    model = RNNForecaster(**TINY).fit(y)
+    out = model.predict(4)
+    assert isinstance(out, np.ndarray) and out.shape == (4,) and out.dtype == np.float64
+    out2 = RNNForecaster(**TINY).fit(np.column_stack([y, -y])).predict(4)
+    assert out2.shape == (4, 2)
+
+
+def test_dataframe_target_is_modelled_jointly():
+    y = seasonal(40)
+    df = pd.DataFrame({"a": y, "b": 1000 - 3 * y})
+    model = RNNForecaster(**TINY).fit(df)
+    out = model.predict(3)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["a", "b"]
+    assert model.n_features_in_ == 2
+    # one network for both columns: the head emits one value per column
+    assert model.module_.head.out_features == 2
+    # each column forecast in its own units
+    assert out["b"].mean() > 500 > out["a"].mean()
+
+
+def test_predict_rows_use_only_length_and_index():
+    y = seasonal(60)
+    train, test = y.iloc[:48], y.iloc[48:]
+    model = RNNForecaster(**TINY).fit(train)
+    by_h = model.predict(12)
+    by_rows = model.predict(test)
+    pd.testing.assert_series_equal(by_rows, by_h)
+    pd.testing.assert_series_equal(model.predict(test * 1000 - 5), by_h)
+    # arrays carry no position: they continue the series
+    np.testing.assert_array_equal(model.predict(test.to_numpy()).to_numpy(), by_h.to_numpy())
+
+
+def test_default_range_index_rows_continue_the_series():
+    y = seasonal(60).reset_index(drop=True)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    # a 0-based RangeIndex carries no position (a fresh frame): its rows continue the series
+    out = model.predict(pd.DataFrame(index=pd.RangeIndex(3)))
+    pd.testing.assert_index_equal(out.index, pd.RangeIndex(48, 51))
+    pd.testing.assert_series_equal(model.predict(y.iloc[48:51]), out)
+
+
+def test_predict_after_a_gap_returns_the_stamps_of_x():
+    y = seasonal(60)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    later = y.iloc[51:56]
+    out = model.predict(later)
+    pd.testing.assert_index_equal(out.index, later.index)
+    np.testing.assert_allclose(out.to_numpy(), model.predict(8).to_numpy()[3:])
+
+
+def test_predict_rows_in_the_past_raise():
+    y = seasonal(60)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    with pytest.raises(ValueError, match="not after the end of the data seen by fit"):
+        model.predict(y.iloc[40:50])
+
+
+def test_forecasts_are_prefix_consistent():
+    y = seasonal(48)
+    for strategy in ("recursive", "direct"):
+        model = RNNForecaster(strategy=strategy, horizon=3, **TINY).fit(y)
+        np.testing.assert_allclose(model.predict(7).to_numpy()[:3], model.predict(3).to_numpy())
+
+
+# ---------------------------------------------------------------------------------------------
+# Strategies, BPTT, clipping, cells
+# ---------------------------------------------------------------------------------------------
+
+
+def test_direct_strategy_emits_horizon_steps():
+    y = seasonal(60)
+    direct = RNNForecaster(strategy="direct", horizon=4, **TINY).fit(y)
+    recursive = RNNForecaster(strategy="recursive", horizon=4, **TINY).fit(y)
+    assert direct.module_.head.out_features == 4
+    assert recursive.module_.head.out_features == 1  # horizon is used by 'direct' only
+    out = direct.predict(10)  # chained: 3 calls of 4 steps
+    assert len(out) == 10 and np.isfinite(out).all()
+    assert not np.allclose(out.to_numpy(), recursive.predict(10).to_numpy())
+
+
+def test_bptt_at_least_window_is_full_bptt():
+    y = seasonal(48)
+    params = dict(TINY, window=8, max_epochs=3)
+    full = RNNForecaster(**params).fit(y)
+    same = RNNForecaster(bptt=8, **params).fit(y)
+    longer = RNNForecaster(bptt=100, **params).fit(y)
+    truncated = RNNForecaster(bptt=3, **params).fit(y)
+    assert_same_weights(full, same)
+    assert_same_weights(full, longer)
+    assert not np.allclose(
+        full.module_.head.weight.detach(), truncated.module_.head.weight.detach()
+    )
+
+
+def test_truncated_bptt_cuts_gradients_at_chunk_boundaries():
+    torch.manual_seed(0)
+    net = training.ForecastNet("gru", 1, 4, 1, n_out=1, backend="torch")
+    inputs = torch.randn(6, 2, 1, requires_grad=True)
+    targets = torch.zeros(6, 2, 1)
+    opt = torch.optim.SGD(net.parameters(), lr=0.0)
+    # the loss of the last chunk (steps 3-5) must not reach inputs of the first chunk
+    chunk_targets = targets.clone()
+    training.train_step(net, opt, inputs, chunk_targets, bptt=3)
+    grad_full = inputs.grad.clone()
+    inputs.grad = None
+    out, _ = net(inputs)
+    manual = torch.autograd.grad(((out[3:] - targets[3:]) ** 2).sum() / targets.numel(), inputs)[0]
+    assert torch.count_nonzero(manual[:3]) > 0  # full BPTT would reach them...
+    first, _ = net(inputs[:3])
+    first_only = torch.autograd.grad(((first - targets[:3]) ** 2).sum() / targets.numel(), inputs)[
+        0
+    ]
+    # ...but truncated BPTT sees only each chunk's own loss on the first chunk's inputs
+    torch.testing.assert_close(grad_full[:3], first_only[:3])
+
+
+@pytest.mark.parametrize("clip", ["value", "norm"])
+def test_gradient_clipping_bounds_the_step(clip):
+    torch.manual_seed(0)
+    net = training.ForecastNet("gru", 1, 4, 1, n_out=1, backend="torch")
+    before = torch.cat([p.detach().flatten().clone() for p in net.parameters()])
+    opt = torch.optim.SGD(net.parameters(), lr=1.0)
+    kwargs = {"clip_value": 1e-3} if clip == "value" else {"clip_norm": 1e-3}
+    training.train_step(net, opt, torch.randn(5, 3, 1) * 10, torch.randn(5, 3, 1) * 100, **kwargs)
+    change = torch.cat([p.detach().flatten() for p in net.parameters()]) - before
+    bound = change.abs().max() if clip == "value" else change.norm()
+    assert 0 < bound <= 1e-3 * (1 + 1e-5)
+
+
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+@pytest.mark.parametrize("init", ["uniform", "orthogonal", "xavier"])
+def test_cells_and_inits(cell, init):
+    y = seasonal(40)
+    model = RNNForecaster(cell=cell, init=init, num_layers=2, dropout=0.1, **TINY).fit(y)
+    assert (
+        type(model.module_.rnn)
+        is {"rnn": tsrnn.nn.RNN, "gru": tsrnn.nn.GRU, "lstm": tsrnn.nn.LSTM}[cell]
+    )
+    assert model.module_.rnn.num_layers == 2
+    assert np.isfinite(model.predict(3)).all()
+
+
+def test_orthogonal_init_gives_orthogonal_gate_blocks():
+    net = training.build_net(
+        dict(cell="lstm", input_size=2, hidden_size=5, num_layers=1, n_out=1, backend="torch"),
+        "orthogonal",
+        "cpu",
+        torch.float64,
+    )
+    for block in net.rnn.weight_hh_l0.detach().chunk(4):
+        torch.testing.assert_close(
+            block @ block.T, torch.eye(5, dtype=torch.float64), atol=1e-6, rtol=0
+        )
+
+
+def test_relu_rnn():
+    model = RNNForecaster(cell="rnn", nonlinearity="relu", **TINY).fit(seasonal(40))
+    assert model.module_.rnn.nonlinearity == "relu"
+
+
+@pytest.mark.parametrize("optimizer", ["adam", "adamw", "sgd", "rmsprop"])
+def test_optimizers(optimizer):
+    y = seasonal(40)
+    base = RNNForecaster(**dict(TINY, max_epochs=1), learning_rate=1e-9).fit(y)
+    model = RNNForecaster(optimizer=optimizer, **dict(TINY, max_epochs=1)).fit(y)
+    assert np.isfinite(model.predict(3)).all()
+    # a real learning rate moves the weights away from the (identical) initial ones
+    assert not np.allclose(base.module_.head.weight.detach(), model.module_.head.weight.detach())
+
+
+@pytest.mark.parametrize("scaler", ["standard", "robust", "minmax", None])
+def test_scalers_forecast_in_original_units(scaler):
+    y = seasonal(48) * 1000 + 50_000
+    model = RNNForecaster(scaler=scaler, **TINY).fit(y)
+    out = model.predict(6)
+    if scaler is not None:  # unscaled targets this large are not learnable in two epochs
+        assert y.min() - 20_000 < out.min() and out.max() < y.max() + 20_000
+
+
+def test_float64_and_torch_backend():
+    model = RNNForecaster(dtype="float64", backend="torch", device="cpu", **TINY).fit(seasonal(30))
+    assert model.module_.head.weight.dtype == torch.float64
+    assert model.backend_ == "torch" and model.device_ == torch.device("cpu")
+
+
+def test_auto_backend_on_cpu_is_numba():
+    model = RNNForecaster(**TINY).fit(seasonal(30))
+    assert model.backend_ == ("triton" if model.device_.type == "cuda" else "numba")
+
+
+def test_n_threads_restores_numba_threads():
+    before = numba.get_num_threads()
+    RNNForecaster(**dict(TINY, n_threads=1)).fit(seasonal(30)).predict(2)
+    assert numba.get_num_threads() == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Training loop: history, early stopping, interrupts, failures
+# ---------------------------------------------------------------------------------------------
+
+
+def test_history_and_fitted_attributes():
+    y = seasonal(48)
+    model = RNNForecaster(**dict(TINY, max_epochs=4))
+    assert model.fit(y) is model
+    assert model.n_epochs_ == len(model.history_) <= 4
+    assert [r["epoch"] for r in model.history_] == list(range(1, model.n_epochs_ + 1))
+    for record in model.history_:
+        assert set(record) == {"epoch", "train_loss", "valid_loss", "seconds"}
+        assert record["train_loss"] > 0 and record["valid_loss"] > 0 and record["seconds"] >= 0
+    assert 1 <= model.best_epoch_ <= model.n_epochs_
+    best = min(r["valid_loss"] for r in model.history_)
+    assert model.history_[model.best_epoch_ - 1]["valid_loss"] <= best * (1 + 1e-3)
+    assert isinstance(model.module_, torch.nn.Module) and not model.module_.training
+    assert model.n_series_ == 1 and model.mase_scale_.shape == (1, 1)
+    assert not hasattr(model, "feature_names_in_")
+
+
+def test_early_stopping_stops_after_patience_and_keeps_the_best():
+    y = seasonal(80, seed=3)
+    model = RNNForecaster(**dict(TINY, max_epochs=60), patience=3, learning_rate=0.05).fit(y)
+    assert model.n_epochs_ < 60
+    assert model.n_epochs_ - model.best_epoch_ == 3
+    # the kept weights are the best epoch's: evaluating them again gives its validation loss
+    data = tsrnn._data.check_target(y)
+    n_valid = tsrnn._data.n_valid_rows(data.lengths, 0.1, 1)
+    scaled = (data.values - model._y_loc_[0]) / model._y_scale_[0]
+    problem = training.Problem(
+        scaled, None, tsrnn._data.WindowPlan(data.offsets, model.window_, 1, n_valid), 1
+    )
+    settings = {"device": "cpu", "dtype": torch.float32}
+    again = training.validate(model.module_, problem, settings)
+    assert again == pytest.approx(model.history_[model.best_epoch_ - 1]["valid_loss"], rel=1e-5)
+
+
+def test_without_early_stopping_every_epoch_runs():
+    model = RNNForecaster(**dict(TINY, max_epochs=3), early_stopping=False).fit(seasonal(30))
+    assert model.n_epochs_ == model.best_epoch_ == 3
+    assert all(r["valid_loss"] is None for r in model.history_)
+
+
+def test_keyboard_interrupt_keeps_the_best_model(monkeypatch):
+    real = training.run_epoch
+    calls = []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "run_epoch", interrupted)
+    model = RNNForecaster(**dict(TINY, max_epochs=10))
+    with pytest.warns(InterruptedFitWarning, match="interrupted after 2 epoch"):
+        model.fit(seasonal(48))
+    assert model.n_epochs_ == 2 and model.best_epoch_ in (1, 2)
+    out = model.predict(3)
+    assert np.isfinite(out).all()
+    monkeypatch.setattr(training, "run_epoch", real)
+    assert model.score(seasonal(51).iloc[48:]) < 0
+
+
+def test_a_failed_fit_leaves_the_previous_fit_intact(monkeypatch):
+    model = RNNForecaster(**TINY).fit(seasonal(48))
+    before = model.predict(4)
+    weights = state_arrays(model)
+    attrs = {k: v for k, v in vars(model).items() if k.endswith("_")}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(training, "run_epoch", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        model.fit(seasonal(60, freq="D"))
+    with pytest.raises(ValueError):
+        model.fit(np.array([1.0, np.nan, 3.0] * 10))
+    assert {k for k, v in vars(model).items() if k.endswith("_")} == set(attrs)
+    assert model.freq_ == "MS"
+    pd.testing.assert_series_equal(model.predict(4), before)
+    for k, v in state_arrays(model).items():
+        torch.testing.assert_close(v, weights[k])
+
+
+def test_divergence_warns_and_stops():
+    from tsrnn.exceptions import ConvergenceWarning
+
+    params = dict(TINY, max_epochs=5, backend="torch", early_stopping=False)
+    model = RNNForecaster(learning_rate=1e30, clip_norm=None, scaler=None, **params)
+    with pytest.warns(ConvergenceWarning, match="training diverged. Lower learning_rate"):
+        model.fit(np.sin(np.arange(60) / 3) * 1e3)
+    assert model.n_epochs_ < 5 and not np.isfinite(model.history_[-1]["train_loss"])
+
+
+def test_verbose_prints_a_summary(capsys):
+    RNNForecaster(**dict(TINY, verbose=1)).fit(seasonal(30))
+    out = capsys.readouterr().out
+    assert "RNNForecaster: 2 epochs" in out and "best epoch" in out
+
+
+def test_refit_replaces_feature_names():
+    y = seasonal(40)
+    X = pd.DataFrame({"a": np.arange(40.0)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X, y)
+    assert list(model.feature_names_in_) == ["a"]
+    model.fit(y)
+    assert not hasattr(model, "feature_names_in_")
+
+
+# ---------------------------------------------------------------------------------------------
+# Determinism and purity
+# ---------------------------------------------------------------------------------------------
+
+
+def test_random_state_gives_identical_forecasts_and_leaves_global_rngs_alone():
+    y = seasonal(48)
+    torch_state, np_state = torch.get_rng_state(), np.random.get_state()  # noqa: NPY002
+    a = RNNForecaster(**TINY).fit(y)
+    b = RNNForecaster(**TINY).fit(y)
+    c = RNNForecaster(**dict(TINY, random_state=1)).fit(y)
+    torch.testing.assert_close(torch.get_rng_state(), torch_state)
+    assert np.array_equal(np.random.get_state()[1], np_state[1])  # noqa: NPY002
+    pd.testing.assert_series_equal(a.predict(6), b.predict(6))
+    assert [r["train_loss"] for r in a.history_] == [r["train_loss"] for r in b.history_]
+    assert not np.allclose(a.predict(6), c.predict(6))
+
+
+def test_predict_score_mutate_nothing():
+    y = seasonal(60)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    before = pickle.dumps(model)
+    weights = state_arrays(model)
+    model.predict(5)
+    model.predict(y.iloc[50:55])
+    model.score(y.iloc[48:])
+    assert pickle.dumps(model) == before
+    for k, v in state_arrays(model).items():
+        torch.testing.assert_close(v, weights[k], rtol=0, atol=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# score and update
+# ---------------------------------------------------------------------------------------------
+
+
+def test_score_is_negative_mase():
+    y = seasonal(60)
+    train, test = y.iloc[:48], y.iloc[48:]
+    model = RNNForecaster(**TINY).fit(train)
+    mae = np.abs(model.predict(test) - test).mean()
+    scale = np.abs(np.diff(train.to_numpy())).mean()
+    assert model.score(test) == pytest.approx(-mae / scale)
+    np.testing.assert_allclose(model.mase_scale_, [[scale]])
+
+
+def test_score_falls_back_to_mae_for_a_constant_series():
+    y = pd.Series(np.full(40, 7.0), index=pd.date_range("2000", periods=40, freq="D"))
+    model = RNNForecaster(**TINY).fit(y.iloc[:30])
+    mae = np.abs(model.predict(10) - y.iloc[30:]).mean()
+    assert model.score(y.iloc[30:]) == pytest.approx(-mae)
+
+
+def test_score_multivariate_averages_columns():
+    y = seasonal(60)
+    df = pd.DataFrame({"a": y, "b": 2 * y + np.arange(60.0)})
+    model = RNNForecaster(**TINY).fit(df.iloc[:48])
+    pred = model.predict(12)
+    scale = np.abs(np.diff(df.iloc[:48].to_numpy(), axis=0)).mean(axis=0)
+    expected = (np.abs(pred - df.iloc[48:]).mean().to_numpy() / scale).mean()
+    assert model.score(df.iloc[48:]) == pytest.approx(-expected)
+
+
+def test_update_then_predict_forecasts_from_the_longer_history():
+    y = seasonal(64)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    weights = state_arrays(model)
+    in_one = copy.deepcopy(model).update(y.iloc[48:60])
+    in_two = copy.deepcopy(model).update(y.iloc[48:52]).update(y.iloc[52:60])
+    out = in_one.predict(4)
+    pd.testing.assert_series_equal(out, in_two.predict(4))
+    pd.testing.assert_index_equal(out.index, y.index[60:64])
+    # the same as rolling the fitted network from the last window of the longer history
+    W = model.window_
+    tail = (y.iloc[60 - W : 60].to_numpy() - model._y_loc_[0]) / model._y_scale_[0]
+    manual = training.forecast(
+        model.module_, tail[None, :, None], None, None, 4, 1, "cpu", torch.float32
+    )[0, :, 0]
+    np.testing.assert_allclose(
+        out.to_numpy(), manual * model._y_scale_[0, 0] + model._y_loc_[0, 0], rtol=1e-6
+    )
+    for k, v in state_arrays(in_one).items():
+        torch.testing.assert_close(v, weights[k])
+    # the original is untouched by the copies' updates
+    pd.testing.assert_index_equal(model.predict(1).index, y.index[48:49])
+
+
+def test_update_with_arrays_and_covariates():
+    y = seasonal(60)
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:48].to_numpy(), y.iloc[:48].to_numpy())
+    model.update(X.iloc[48:54].to_numpy(), y.iloc[48:54].to_numpy())
+    out = model.predict(X.iloc[54:].to_numpy())
+    assert isinstance(out, np.ndarray) and out.shape == (6,)
+
+
+def test_update_must_continue_the_series():
+    y = seasonal(60)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    before = model.predict(2)
+    with pytest.raises(ValueError, match="continue the series right after its end"):
+        model.update(y.iloc[50:55])
+    with pytest.raises(ValueError, match="not after the end"):
+        model.update(y.iloc[40:50])
+    pd.testing.assert_series_equal(model.predict(2), before)
+
+
+# ---------------------------------------------------------------------------------------------
+# Pickling
+# ---------------------------------------------------------------------------------------------
+
+
+def test_pickle_and_joblib_round_trips_give_identical_forecasts(tmp_path):
+    y = seasonal(48)
+    model = RNNForecaster(**TINY).fit(y)
+    expected = model.predict(6)
+    state = model.__getstate__()
+    assert "module_" not in state
+    assert all(isinstance(v, np.ndarray) for v in state["_module_state_"].values())
+    assert state["_tsrnn_version"] == tsrnn.__version__
+    loaded = pickle.loads(pickle.dumps(model))
+    pd.testing.assert_series_equal(loaded.predict(6), expected)
+    path = tmp_path / "model.joblib"
+    joblib.dump(model, path)
+    pd.testing.assert_series_equal(joblib.load(path).predict(6), expected)
+    assert isinstance(loaded.module_, training.ForecastNet)
+    assert loaded.score(seasonal(54).iloc[48:]) == model.score(seasonal(54).iloc[48:])
+
+
+def test_unpickling_warns_on_another_tsrnn_version():
+    model = RNNForecaster(**TINY).fit(seasonal(30))
+    state = model.__getstate__()
+    state["_tsrnn_version"] = "0.0.1"
+    fresh = RNNForecaster.__new__(RNNForecaster)
+    with pytest.warns(UserWarning, match="from tsrnn version 0.0.1"):
+        fresh.__setstate__(state)
+    np.testing.assert_allclose(fresh.predict(3), model.predict(3))
+
+
+def test_a_model_saved_on_a_gpu_loads_on_the_cpu():
+    model = RNNForecaster(**TINY).fit(seasonal(30))
+    state = model.__getstate__()
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU; the test fakes a GPU-trained model on a CPU one")
+    state["device_"], state["backend_"] = "cuda:0", "triton"
+    state["_net_config_"] = dict(state["_net_config_"], backend="triton")
+    buffer = io.BytesIO()
+    pickle.dump(state, buffer)
+    fresh = RNNForecaster.__new__(RNNForecaster)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fresh.__setstate__(pickle.loads(buffer.getvalue()))
+    assert fresh.device_ == torch.device("cpu") and fresh.backend_ == "numba"
+    np.testing.assert_allclose(fresh.predict(3), model.predict(3))
+
+
+@pytest.mark.gpu
+def test_fit_on_cuda_and_load_on_cpu():
+    y = seasonal(48)
+    model = RNNForecaster(**TINY, device="cuda").fit(y)
+    assert model.device_.type == "cuda"
+    state = pickle.loads(pickle.dumps(model)).__getstate__()
+    assert all(isinstance(v, np.ndarray) for v in state["_module_state_"].values())
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(model)).predict(3), model.predict(3))
+
+
+def test_unfitted_predict_raises():
+    with pytest.raises(NotFittedError):
+        RNNForecaster().predict(3)

@@ -1,0 +1,292 @@
+"""Bad input to RNNForecaster: a ValueError/TypeError naming the problem and the fix, raised
+before any training, leaving a fitted estimator as it was."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import tsrnn._training as training
+from tsrnn import BackendUnavailableError, RNNForecaster
+
+TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
+N = 48
+INDEX = pd.date_range("2000-01-01", periods=N, freq="MS")
+Y = pd.Series(np.sin(np.arange(N) / 2) + np.arange(N) / 10, index=INDEX, name="y")
+X = pd.DataFrame({"a": np.arange(N, dtype=float), "b": np.cos(np.arange(N))}, index=INDEX)
+
+
+def with_nan(values, at=5):
+    out = values.copy()
+    out.iloc[at] = np.nan
+    return out
+
+
+def missing_dates():
+    return Y.drop(Y.index[[10, 11]])
+
+
+# (id, fit arguments, exception, message regex)
+FIT_CASES = [
+    ("nan", (with_nan(Y),), ValueError, r"1 NaN .* Fill them first"),
+    ("inf", (Y.replace(Y.iloc[3], np.inf),), ValueError, r"inf value.*interpolate"),
+    ("nan-array", (with_nan(Y).to_numpy(),), ValueError, r"NaN"),
+    ("nan-covariate", (with_nan(X), Y), ValueError, r"Input X contains NaN"),
+    ("empty", (pd.Series([], dtype=float),), ValueError, r"empty \(0 samples"),
+    ("empty-array", (np.array([]),), ValueError, r"empty"),
+    ("too-short", (Y.iloc[:2],), ValueError, r"too short: it has 2 time steps"),
+    ("one-sample", (Y.iloc[:1],), ValueError, r"1 sample\)"),
+    ("unsorted", (Y.iloc[::-1],), ValueError, r"unsorted time index.*sort_index"),
+    ("duplicated", (pd.concat([Y, Y.iloc[-1:]]),), ValueError, r"duplicated time stamps"),
+    ("irregular", (missing_dates(),), ValueError, r"without a regular frequency.*asfreq"),
+    ("period-gaps", (Y.to_period().drop(Y.to_period().index[5]),), ValueError, r"missing periods"),
+    ("string-index", (Y.set_axis(Y.index.astype(str)),), TypeError, r"pd.to_datetime"),
+    ("float-index", (Y.set_axis(np.arange(N) / 2),), TypeError, r"Unsupported time index"),
+    ("uneven-int-index", (Y.set_axis(np.arange(N) ** 2),), ValueError, r"uneven steps"),
+    (
+        "text-column",
+        (pd.DataFrame({"y": Y, "name": "a"}),),
+        TypeError,
+        r"non-numeric column\(s\): 'name'",
+    ),
+    ("text-series", (Y.astype(str),), TypeError, r"non-numeric values"),
+    ("text-array", (np.array(["a", "b"] * 24),), TypeError, r"non-numeric values"),
+    ("bool", (Y > 0,), TypeError, r"boolean|non-numeric"),
+    ("complex", (np.arange(N) * 1j,), ValueError, r"Complex data not supported"),
+    ("3d", (np.zeros((N, 2, 2)),), ValueError, r"1-D or 2-D"),
+    ("scalar", (3.0,), TypeError, r"Series/DataFrame or an array-like"),
+    (
+        "three-levels",
+        (
+            pd.Series(
+                np.arange(8.0), index=pd.MultiIndex.from_product([["a"], ["b", "c"], range(4)])
+            ),
+        ),
+        ValueError,
+        r"exactly two",
+    ),
+    ("x-1d", (X["a"], Y), ValueError, r"Expected 2D array"),
+    ("x-length", (X.iloc[:-1], Y), ValueError, r"X has 47 rows but y has 48"),
+    (
+        "x-index",
+        (X.set_axis(INDEX + pd.offsets.MonthBegin(1)), Y),
+        ValueError,
+        r"different indexes.*reindex",
+    ),
+    ("x-text", (X.assign(c="z"), Y), ValueError, r"could not convert string to float"),
+]
+
+PARAM_CASES = [
+    (
+        {"hidden_size": 0},
+        "The 'hidden_size' parameter of RNNForecaster must be an int in the range [1, inf). "
+        "Got 0 instead.",
+    ),
+    ({"cell": "transformer"}, "The 'cell' parameter of RNNForecaster must be a str among"),
+    (
+        {"dropout": 1.0},
+        "The 'dropout' parameter of RNNForecaster must be a float in the range [0.0, 1.0)",
+    ),
+    (
+        {"window": 0},
+        "The 'window' parameter of RNNForecaster must be a str among {'auto'} or "
+        "an int in the range [1, inf). Got 0 instead.",
+    ),
+    ({"window": "long"}, "The 'window' parameter"),
+    ({"horizon": 0}, "The 'horizon' parameter"),
+    ({"strategy": "mimo"}, "The 'strategy' parameter"),
+    ({"bptt": 0}, "The 'bptt' parameter"),
+    ({"clip_norm": 0}, "The 'clip_norm' parameter"),
+    ({"clip_value": -1.0}, "The 'clip_value' parameter"),
+    ({"init": "zeros"}, "The 'init' parameter"),
+    ({"optimizer": "lbfgs"}, "The 'optimizer' parameter"),
+    ({"learning_rate": 0}, "The 'learning_rate' parameter"),
+    ({"weight_decay": -1e-3}, "The 'weight_decay' parameter"),
+    ({"batch_size": 0}, "The 'batch_size' parameter"),
+    ({"max_epochs": 0}, "The 'max_epochs' parameter"),
+    ({"early_stopping": "yes"}, "The 'early_stopping' parameter"),
+    ({"validation_fraction": 1.0}, "The 'validation_fraction' parameter"),
+    ({"patience": 0}, "The 'patience' parameter"),
+    ({"scaler": "log"}, "The 'scaler' parameter"),
+    ({"backend": "cuda"}, "The 'backend' parameter"),
+    ({"dtype": "float16"}, "The 'dtype' parameter"),
+    ({"n_threads": 0}, "The 'n_threads' parameter"),
+    ({"nonlinearity": "sigmoid"}, "The 'nonlinearity' parameter"),
+    ({"random_state": "seed"}, "The 'random_state' parameter"),
+]
+
+
+@pytest.fixture
+def fitted():
+    return RNNForecaster(**TINY).fit(Y.iloc[:40])
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("training started despite bad input")
+
+    monkeypatch.setattr(training, "run_epoch", fail)
+
+
+def snapshot(model):
+    return model.predict(3), sorted(vars(model)), model.freq_, model.window_
+
+
+def assert_unchanged(model, before):
+    after = snapshot(model)
+    pd.testing.assert_series_equal(after[0], before[0])
+    assert after[1:] == before[1:]
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"), [c[1:] for c in FIT_CASES], ids=[c[0] for c in FIT_CASES]
+)
+def test_bad_fit_input_raises_before_training(fitted, no_training, args, error, match):
+    before = snapshot(fitted)
+    with pytest.raises(error, match=match):
+        fitted.fit(*args)
+    assert_unchanged(fitted, before)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    PARAM_CASES,
+    ids=[next(iter(p)) + "=" + repr(next(iter(p.values()))) for p, _ in PARAM_CASES],
+)
+def test_out_of_range_parameters(fitted, no_training, params, message):
+    before = snapshot(fitted)
+    fitted.set_params(**params)  # __init__/set_params only store
+    with pytest.raises(ValueError, match=re.escape(message)):
+        fitted.fit(Y)
+    assert_unchanged(fitted, before)
+
+
+def test_window_too_long_names_the_fix(no_training):
+    with pytest.raises(ValueError, match=r"window=60 .* smaller window \(window='auto'"):
+        RNNForecaster(window=60, **TINY).fit(Y)
+
+
+def test_direct_horizon_too_long(no_training):
+    with pytest.raises(ValueError, match="too short"):
+        RNNForecaster(strategy="direct", horizon=40, window=8, **TINY).fit(Y)
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_device_without_cuda(no_training):
+    with pytest.raises(ValueError, match=r"CUDA is not available.*device='cpu'"):
+        RNNForecaster(device="cuda", **TINY).fit(Y)
+
+
+def test_unknown_device(no_training):
+    with pytest.raises(ValueError, match="is not a torch device"):
+        RNNForecaster(device="tpu9", **TINY).fit(Y)
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+def test_unavailable_backend(no_training, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(BackendUnavailableError, match="triton"):
+        RNNForecaster(backend="triton", device="cpu", **TINY).fit(Y)
+
+
+def test_predict_before_fit():
+    with pytest.raises(NotFittedError):
+        RNNForecaster().predict(3)
+    with pytest.raises(NotFittedError):
+        RNNForecaster().update(Y)
+    with pytest.raises(NotFittedError):
+        RNNForecaster().score(Y)
+
+
+PREDICT_CASES = [
+    ("h=0", 0, ValueError, r"h must be an int >= 1 .* got 0"),
+    ("h<0", -3, ValueError, r"got -3"),
+    ("h-float", 2.5, TypeError, r"int h >= 1"),
+    ("h-bool", True, TypeError, r"int h >= 1"),
+    ("h-str", "12", TypeError, r"int h >= 1"),
+    ("empty-rows", Y.iloc[:0], ValueError, r"empty"),
+    ("past", Y.iloc[30:35], ValueError, r"not after the end of the data seen by fit"),
+    (
+        "off-grid",
+        pd.Series(0.0, index=pd.DatetimeIndex(["2003-06-15"])),
+        ValueError,
+        r"not on the training data's 'MS' grid",
+    ),
+    (
+        "wrong-index-kind",
+        pd.Series(0.0, index=pd.period_range("2004-01", periods=2, freq="M")),
+        TypeError,
+        r"period index but the training data had a datetime index",
+    ),
+    (
+        "tz",
+        pd.Series(0.0, index=pd.date_range("2004-01", periods=2, freq="MS", tz="UTC")),
+        ValueError,
+        r"time zone",
+    ),
+    (
+        "columns",
+        pd.DataFrame(np.zeros((2, 3)), index=INDEX[40:42]),
+        ValueError,
+        r"X has 3 features, but RNNForecaster is expecting 1 features",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("arg", "error", "match"), [c[1:] for c in PREDICT_CASES], ids=[c[0] for c in PREDICT_CASES]
+)
+def test_bad_predict_input(fitted, arg, error, match):
+    before = snapshot(fitted)
+    with pytest.raises(error, match=match):
+        fitted.predict(arg)
+    assert_unchanged(fitted, before)
+
+
+def test_covariate_model_needs_matching_future_covariates():
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40])
+    with pytest.raises(ValueError, match=r"fitted with covariates.*predict\(X_future\)"):
+        model.predict(3)
+    with (
+        pytest.warns(UserWarning, match="does not have valid feature names"),
+        pytest.raises(ValueError, match=r"X has 1 features, but RNNForecaster is expecting 2"),
+    ):
+        model.predict(X.iloc[40:44][["a"]].to_numpy())
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(X.iloc[40:44].rename(columns={"b": "c"}))
+    with pytest.raises(ValueError, match="Input X contains NaN"):
+        model.predict(with_nan(X.iloc[40:44], at=1))
+    with pytest.raises(ValueError, match=r"Reshape your data"):
+        model.predict(X["a"].iloc[40:44].to_numpy())
+    with pytest.raises(ValueError, match=r"every step right after the end"):
+        model.predict(X.iloc[42:44])
+    with pytest.raises(ValueError, match=r"score\(X, y\) needs"):
+        model.score(X.iloc[40:44])
+    with pytest.raises(ValueError, match=r"update\(X_new, y_new\) needs"):
+        model.update(X.iloc[40:44])
+
+
+def test_target_only_model_rejects_a_second_argument(fitted):
+    with pytest.raises(ValueError, match=r"score\(y_future\)"):
+        fitted.score(Y.iloc[40:44], Y.iloc[40:44])
+    with pytest.raises(ValueError, match=r"update\(y_new\)"):
+        fitted.update(Y.iloc[40:44], Y.iloc[40:44])
+
+
+def test_bad_update_input_leaves_the_model_as_it_was(fitted):
+    before = snapshot(fitted)
+    with pytest.raises(ValueError, match="NaN"):
+        fitted.update(with_nan(Y.iloc[40:44], at=1))
+    with pytest.raises(ValueError, match="1 target column"):
+        fitted.update(pd.DataFrame({"a": Y.iloc[40:44], "b": Y.iloc[40:44]}))
+    with pytest.raises(ValueError, match="right after its end"):
+        fitted.update(Y.iloc[41:44])
+    assert_unchanged(fitted, before)
+
+
+def test_score_with_bad_truth(fitted):
+    with pytest.raises(ValueError, match="NaN"):
+        fitted.score(with_nan(Y.iloc[40:44], at=0))

@@ -1,0 +1,205 @@
+"""RNNForecaster inside scikit-learn: estimator checks, searches, pipelines, cross-validation."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import (
+    GridSearchCV,
+    RandomizedSearchCV,
+    TimeSeriesSplit,
+    cross_val_score,
+)
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from tsrnn import RNNForecaster
+
+TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
+
+EXPECTED_FAILED_CHECKS = {
+    "check_methods_sample_order_invariance": (
+        "rows are consecutive time steps: permuting them changes the forecast"
+    ),
+    "check_methods_subset_invariance": (
+        "rows are consecutive time steps: a subset of rows forecasts other steps"
+    ),
+}
+
+
+@parametrize_with_checks(
+    [RNNForecaster(hidden_size=4, max_epochs=2, window=4, random_state=0, n_threads=1)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_compatible_estimator(estimator, check):
+    check(estimator)
+
+
+def test_tags():
+    tags = RNNForecaster().__sklearn_tags__()
+    assert tags.target_tags.required is False
+    assert tags.target_tags.multi_output is True
+    assert tags.regressor_tags.poor_score is True
+    assert tags.estimator_type == "regressor"
+
+
+def monthly(n=72, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = 100 + t + 10 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 1, n)
+    return pd.Series(values, index=pd.date_range("2000-01", periods=n, freq="MS"), name="y")
+
+
+def calendar_features(index):
+    return pd.DataFrame(
+        {"month": index.month.astype(str), "trend": np.arange(len(index), dtype=float)},
+        index=index,
+    )
+
+
+def test_clone_keeps_params_and_drops_fitted_state():
+    model = RNNForecaster(**TINY).fit(monthly(40))
+    copy = clone(model)
+    assert copy.get_params() == model.get_params()
+    assert not hasattr(copy, "module_") and hasattr(model, "module_")
+
+
+@pytest.mark.parametrize("kind", ["series", "array", "range-series"])
+def test_grid_search_with_time_series_split_on_a_bare_series(kind):
+    y = monthly()
+    if kind == "array":
+        y = y.to_numpy()
+    elif kind == "range-series":
+        y = y.reset_index(drop=True)
+    search = GridSearchCV(
+        RNNForecaster(**TINY),
+        {"hidden_size": [3, 5]},
+        cv=TimeSeriesSplit(n_splits=2, test_size=6),
+    ).fit(y)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isfinite(scores).all() and (scores < 0).all()  # negative MASE
+    assert search.best_params_["hidden_size"] in (3, 5)
+    forecast = search.predict(3)
+    assert len(forecast) == 3
+    if kind == "series":
+        assert forecast.index[0] == pd.Timestamp("2006-01-01")
+
+
+def test_search_scores_are_the_forecasters_own_test_fold_scores():
+    y = monthly()
+    cv = TimeSeriesSplit(n_splits=2, test_size=6)
+    scores = cross_val_score(RNNForecaster(**TINY), y, cv=cv)
+    for score, (train, test) in zip(scores, cv.split(y)):
+        model = RNNForecaster(**TINY).fit(y.iloc[train])
+        assert score == pytest.approx(model.score(y.iloc[test]))
+
+
+def test_time_series_split_with_a_gap_forecasts_the_test_stamps():
+    y = monthly()
+    cv = TimeSeriesSplit(n_splits=2, test_size=6, gap=3)
+    scores = cross_val_score(RNNForecaster(**TINY), y, cv=cv)
+    train, test = list(cv.split(y))[-1]
+    model = RNNForecaster(**TINY).fit(y.iloc[train])
+    out = model.predict(y.iloc[test])
+    pd.testing.assert_index_equal(out.index, y.iloc[test].index)
+    np.testing.assert_allclose(out.to_numpy(), model.predict(9).to_numpy()[3:])
+    assert scores[-1] == pytest.approx(model.score(y.iloc[test]))
+
+
+def test_randomized_search_in_parallel_matches_a_serial_run():
+    y = monthly()
+
+    def search(n_jobs):
+        return RandomizedSearchCV(
+            RNNForecaster(**TINY),
+            {"hidden_size": [3, 4, 5], "cell": ["gru", "lstm"]},
+            n_iter=2,
+            random_state=0,
+            n_jobs=n_jobs,
+            cv=TimeSeriesSplit(n_splits=2, test_size=6),
+        ).fit(y)
+
+    parallel, serial = search(2), search(1)
+    assert len(parallel.cv_results_["params"]) == 2
+    assert parallel.cv_results_["params"] == serial.cv_results_["params"]
+    np.testing.assert_allclose(
+        parallel.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
+    )
+    pd.testing.assert_series_equal(parallel.predict(3), serial.predict(3))
+
+
+def test_grid_search_with_a_tsrnn_scorer():
+    metrics = pytest.importorskip("tsrnn.metrics")
+    if not hasattr(metrics, "make_forecast_scorer"):
+        pytest.skip("tsrnn.metrics.make_forecast_scorer is not there yet")
+    y = monthly()
+    scorer = metrics.make_forecast_scorer("mae")
+    search = GridSearchCV(
+        RNNForecaster(**TINY),
+        {"hidden_size": [3, 5]},
+        scoring=scorer,
+        cv=TimeSeriesSplit(n_splits=2, test_size=6),
+    ).fit(y)
+    train, test = next(iter(TimeSeriesSplit(n_splits=2, test_size=6).split(y)))
+    model = RNNForecaster(**dict(TINY, hidden_size=3)).fit(y.iloc[train])
+    mae = np.abs(model.predict(y.iloc[test]) - y.iloc[test]).mean()
+    assert search.cv_results_["split0_test_score"][0] == pytest.approx(-mae)
+    mase = metrics.make_forecast_scorer("mase")
+    assert mase(model, y.iloc[test]) == pytest.approx(model.score(y.iloc[test]))
+
+
+def test_covariates_in_a_pipeline_with_string_scoring():
+    y = monthly()
+    X = calendar_features(y.index)
+    pipe = Pipeline(
+        [
+            (
+                "features",
+                ColumnTransformer(
+                    [("month", OneHotEncoder(sparse_output=False), ["month"])],
+                    remainder="passthrough",
+                ),
+            ),
+            ("model", RNNForecaster(**TINY)),
+        ]
+    )
+    search = GridSearchCV(
+        pipe,
+        {"model__hidden_size": [3, 5]},
+        scoring="neg_mean_absolute_error",
+        cv=TimeSeriesSplit(n_splits=2, test_size=6),
+    ).fit(X, y)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    future = pd.date_range("2006-01", periods=4, freq="MS")
+    forecast = search.predict(calendar_features(future).assign(trend=np.arange(72.0, 76.0)))
+    assert len(forecast) == 4 and np.isfinite(forecast).all()
+    model = search.best_estimator_.named_steps["model"]
+    assert model.n_features_in_ == 13  # 12 months one-hot + trend
+
+
+def test_pipeline_keeps_the_time_index_with_pandas_output():
+    y = monthly()
+    X = calendar_features(y.index)
+    features = ColumnTransformer(
+        [("month", OneHotEncoder(sparse_output=False), ["month"])],
+        remainder="passthrough",
+        verbose_feature_names_out=False,
+    ).set_output(transform="pandas")
+    pipe = Pipeline([("features", features), ("model", RNNForecaster(**TINY))])
+    pipe.fit(X.iloc[:60], y.iloc[:60])
+    model = pipe.named_steps["model"]
+    assert model.freq_ == "MS" and "trend" in model.feature_names_in_
+    out = pipe.predict(X.iloc[60:])
+    pd.testing.assert_index_equal(out.index, y.index[60:])
+
+
+def test_covariates_cross_val_score_matches_manual_folds():
+    y = monthly()
+    X = pd.DataFrame({"trend": np.arange(72.0)}, index=y.index)
+    cv = TimeSeriesSplit(n_splits=2, test_size=6)
+    scores = cross_val_score(RNNForecaster(**TINY), X, y, cv=cv)
+    train, test = list(cv.split(X))[1]
+    model = RNNForecaster(**TINY).fit(X.iloc[train], y.iloc[train])
+    assert scores[1] == pytest.approx(model.score(X.iloc[test], y.iloc[test]))

@@ -1,0 +1,232 @@
+"""Many series, one global model: panel layout, per-series indexes and scaling, PanelSplit."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import GridSearchCV, cross_val_score
+
+from tsrnn import RNNForecaster
+from tsrnn._data import WindowPlan
+from tsrnn.model_selection import PanelSplit
+
+TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
+
+
+def make_panel(
+    specs=(("a", "2000-01", 40, 1.0), ("b", "2001-03", 30, 1000.0), ("c", "2000-07", 36, 0.01)),
+):
+    """A panel of series with different starts, lengths and scales."""
+    parts = []
+    for k, (sid, start, n, scale) in enumerate(specs):
+        t = np.arange(n)
+        values = scale * (10 + np.sin(2 * np.pi * t / 12 + k) + 0.05 * t)
+        index = pd.MultiIndex.from_arrays(
+            [[sid] * n, pd.date_range(start, periods=n, freq="MS")], names=["store", "month"]
+        )
+        parts.append(pd.Series(values, index=index, name="sales"))
+    return pd.concat(parts)
+
+
+def ends(panel):
+    return {sid: g.index.get_level_values(1)[-1] for sid, g in panel.groupby(level=0)}
+
+
+def test_predict_h_gives_every_series_in_the_panel_layout():
+    panel = make_panel()
+    model = RNNForecaster(**TINY).fit(panel)
+    out = model.predict(4)
+    assert isinstance(out, pd.Series) and out.name == "sales"
+    assert out.index.names == ["store", "month"]
+    assert list(out.index.get_level_values(0)) == ["a"] * 4 + ["b"] * 4 + ["c"] * 4
+    for sid, last in ends(panel).items():
+        expected = pd.date_range(last, periods=5, freq="MS")[1:]
+        got = out.xs(sid).index
+        assert list(got) == list(expected)
+    assert model.n_series_ == 3 and model.freq_ == "MS"
+    assert model.mase_scale_.shape == (3, 1)
+
+
+def test_each_series_is_scaled_on_its_own():
+    panel = make_panel()
+    out = RNNForecaster(**TINY).fit(panel).predict(3)
+    for sid, scale in (("a", 1.0), ("b", 1000.0), ("c", 0.01)):
+        # forecasts come back in each series' own units
+        assert 5 * scale < out.xs(sid).mean() < 20 * scale
+
+
+def test_panel_dataframe_target():
+    panel = make_panel()
+    frame = pd.DataFrame({"sales": panel, "returns": panel * 0.1})
+    out = RNNForecaster(**TINY).fit(frame).predict(2)
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["sales", "returns"]
+    assert len(out) == 6
+
+
+def test_predict_rows_per_series_with_subsets_and_gaps():
+    panel = make_panel()
+    model = RNNForecaster(**TINY).fit(panel)
+    full = model.predict(5)
+    # only series b, 2 steps after a gap of 3; series a, the first 2 steps
+    b_times = pd.date_range(ends(panel)["b"], periods=6, freq="MS")[4:]
+    a_times = pd.date_range(ends(panel)["a"], periods=3, freq="MS")[1:]
+    rows = pd.MultiIndex.from_arrays(
+        [["b", "b", "a", "a"], b_times.append(a_times)], names=["store", "month"]
+    )
+    out = model.predict(pd.Series(0.0, index=rows))
+    pd.testing.assert_index_equal(out.index, rows)
+    np.testing.assert_allclose(out.xs("b").to_numpy(), full.xs("b").to_numpy()[3:5])
+    np.testing.assert_allclose(out.xs("a").to_numpy(), full.xs("a").to_numpy()[:2])
+
+
+def test_predict_unknown_series_raises():
+    panel = make_panel()
+    model = RNNForecaster(**TINY).fit(panel)
+    rows = pd.MultiIndex.from_arrays([["zzz"], [pd.Timestamp("2004-01-01")]])
+    with pytest.raises(ValueError, match=r"series not seen by fit: \['zzz'\]"):
+        model.predict(pd.Series(0.0, index=rows))
+    with pytest.raises(TypeError, match="fitted on a panel"):
+        model.predict(np.zeros(3))
+
+
+def test_panel_rows_must_be_grouped():
+    panel = make_panel()
+    shuffled = panel.iloc[np.random.default_rng(0).permutation(len(panel))]
+    with pytest.raises(ValueError, match=r"not contiguous.*sort_index"):
+        RNNForecaster(**TINY).fit(shuffled)
+
+
+def test_panel_series_too_short_is_named():
+    panel = make_panel((("long", "2000-01", 40, 1.0), ("tiny", "2002-01", 3, 1.0)))
+    with pytest.raises(ValueError, match=r"Series 'tiny' of y is too short"):
+        RNNForecaster(window=12, **TINY).fit(panel)
+
+
+def test_panel_frequencies_must_agree():
+    a = make_panel((("a", "2000-01", 30, 1.0),))
+    b = pd.Series(
+        np.arange(30.0),
+        index=pd.MultiIndex.from_arrays(
+            [["b"] * 30, pd.date_range("2000-01-01", periods=30, freq="D")]
+        ),
+    )
+    with pytest.raises(ValueError, match="share one frequency"):
+        RNNForecaster(**TINY).fit(pd.concat([a, b]))
+
+
+def test_update_and_score_per_series():
+    panel = make_panel()
+    test = panel.groupby(level=0).tail(4)
+    train = panel.drop(test.index)
+    model = RNNForecaster(**TINY).fit(train)
+    # score: negative MASE per series (own training scale), averaged over series
+    pred = model.predict(test)
+    per_series = []
+    for k, sid in enumerate(["a", "b", "c"]):
+        err = np.abs(pred.xs(sid) - test.xs(sid)).mean()
+        per_series.append(err / model.mase_scale_[k, 0])
+    assert model.score(test) == pytest.approx(-np.mean(per_series))
+    # update with the observed rows of two series: their forecasts move on, c's do not
+    before = model.predict(1)
+    model.update(test.loc[["a", "b"]])
+    after = model.predict(1)
+    for sid in ("a", "b"):
+        assert after.xs(sid).index[0] == ends(panel)[sid] + pd.offsets.MonthBegin(1)
+    assert after.xs("c").index[0] == before.xs("c").index[0]
+    np.testing.assert_allclose(after.xs("c").to_numpy(), before.xs("c").to_numpy())
+    with pytest.raises(ValueError, match="continue the series right after its end"):
+        model.update(test.loc[["c"]].iloc[1:])
+
+
+def test_panel_with_covariates():
+    panel = make_panel()
+    X = pd.DataFrame(
+        {"month": panel.index.get_level_values(1).month.astype(float)}, index=panel.index
+    )
+    test = panel.groupby(level=0).tail(3)
+    train = panel.drop(test.index)
+    model = RNNForecaster(**TINY).fit(X.loc[train.index], train)
+    out = model.predict(X.loc[test.index])
+    pd.testing.assert_index_equal(out.index, test.index)
+    assert np.isfinite(model.score(X.loc[test.index], test))
+
+
+def test_window_plan_matches_brute_force_enumeration():
+    offsets = np.array([0, 40, 70, 76])
+    window, horizon, lead = 5, 2, 3
+    n_valid = np.array([4, 3, 2])
+    plan = WindowPlan(offsets, window, horizon, n_valid, lead)
+    expected_train, expected_valid = [], []
+    for k in range(3):
+        n, cut = offsets[k + 1] - offsets[k], offsets[k + 1] - offsets[k] - n_valid[k]
+        for s in range(n):
+            last_input = s + lead + window - 1
+            if last_input + horizon <= cut - 1:
+                expected_train.append(offsets[k] + s)
+            if s >= 0 and cut - 1 <= last_input <= n - 1 - horizon:
+                expected_valid.append(offsets[k] + s)
+    assert plan.train_starts(np.arange(plan.n_train)).tolist() == expected_train
+    assert plan.valid_starts(np.arange(plan.n_valid_windows)).tolist() == expected_valid
+
+
+# ---------------------------------------------------------------------------------------------
+# PanelSplit
+# ---------------------------------------------------------------------------------------------
+
+
+def test_panel_split_cuts_every_series_at_the_same_time_points():
+    panel = make_panel()
+    times = panel.index.get_level_values(1)
+    ids = panel.index.get_level_values(0)
+    splits = list(PanelSplit(n_splits=3, test_size=4).split(panel))
+    assert len(splits) == 3
+    stamps = np.sort(times.unique())
+    for i, (train, test) in enumerate(splits):
+        test_stamps = stamps[len(stamps) - (3 - i) * 4 :][:4]
+        assert set(times[test]) <= set(test_stamps)
+        assert times[train].max() < test_stamps[0]
+        assert set(times[test]) == set(test_stamps) & set(times[np.isin(ids, ids[train])])
+        # every series present in both parts is cut at the same stamp
+        for sid in set(ids[test]):
+            assert times[train][ids[train] == sid].max() < test_stamps[0]
+    # training sets grow
+    assert len(splits[0][0]) < len(splits[1][0]) < len(splits[2][0])
+
+
+def test_panel_split_gap_and_late_series():
+    panel = make_panel((("old", "2000-01", 40, 1.0), ("new", "2003-02", 3, 1.0)))
+    train, test = next(iter(PanelSplit(n_splits=1, test_size=3, gap=2).split(panel)))
+    times = panel.index.get_level_values(1)
+    ids = panel.index.get_level_values(0)
+    assert times[train].max() == pd.Timestamp("2002-11-01")  # 2 stamps left out
+    assert set(ids[test]) == {"old"}  # 'new' has no history before the cut
+    assert PanelSplit(n_splits=4).get_n_splits() == 4
+
+
+def test_panel_split_errors():
+    with pytest.raises(TypeError, match="TimeSeriesSplit"):
+        list(PanelSplit().split(np.zeros(10)))
+    with pytest.raises(ValueError, match="too few"):
+        list(PanelSplit(n_splits=5, test_size=20).split(make_panel()))
+    with pytest.raises(ValueError, match="'gap' parameter"):
+        list(PanelSplit(gap=-1).split(make_panel()))
+
+
+def test_grid_search_with_panel_split():
+    panel = make_panel()
+    cv = PanelSplit(n_splits=2, test_size=3)
+    search = GridSearchCV(RNNForecaster(**TINY), {"hidden_size": [3, 5]}, cv=cv).fit(panel)
+    scores = search.cv_results_["mean_test_score"]
+    assert np.isfinite(scores).all() and (scores < 0).all()
+    train, test = next(iter(cv.split(panel)))
+    model = RNNForecaster(**dict(TINY, hidden_size=3)).fit(panel.iloc[train])
+    assert search.cv_results_["split0_test_score"][0] == pytest.approx(
+        model.score(panel.iloc[test])
+    )
+    assert len(search.predict(2)) == 6
+
+
+def test_cross_val_score_with_panel_split_and_gap():
+    scores = cross_val_score(
+        RNNForecaster(**TINY), make_panel(), cv=PanelSplit(n_splits=2, test_size=3, gap=2)
+    )
+    assert np.isfinite(scores).all()

@@ -1,0 +1,667 @@
+"""Data layer of :class:`tsrnn.RNNForecaster`: validation, time indexes, scaling, windows.
+
+Everything here is a pure function or a small record; the estimator is a thin shell over it.
+
+One series and many series share one layout (:class:`SeriesData`): the rows of every series
+stacked in one flat float64 array ``values`` (N, C) with ``offsets`` (S + 1,) marking where each
+series starts. Training windows are never materialised as a (windows x window x C) array: a
+window is a start row, and a batch is built by fancy-indexing ``values`` with
+``starts[:, None] + arange(length)`` (:func:`gather`), so memory grows with the data, not with
+the number of windows.
+
+Dimension legend: N rows of all series, S series, C target columns, K covariate columns,
+W window length, H steps emitted at once, B batch.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from pandas.tseries.frequencies import to_offset
+
+__all__ = [
+    "SeriesData",
+    "WindowPlan",
+    "auto_window",
+    "check_target",
+    "future_index",
+    "gather",
+    "seasonal_period",
+    "steps_ahead",
+]
+
+MAX_AUTO_WINDOW = 64
+
+
+# --------------------------------------------------------------------------------------------
+# Values
+# --------------------------------------------------------------------------------------------
+
+
+def _as_float_values(values, what: str, columns=None) -> np.ndarray:
+    """``values`` as float64, refusing non-numeric data, NaN and inf with a message that helps."""
+    arr = np.asarray(values)
+    if arr.dtype.kind == "c":
+        raise ValueError(
+            f"{what} contains complex numbers. Complex data not supported: pass real values."
+        )
+    if arr.dtype.kind == "b":
+        raise TypeError(
+            f"{what} is boolean. A target must be numeric: convert it with .astype(float) if "
+            "the booleans are meant as 0/1."
+        )
+    if arr.dtype.kind not in "iuf":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{what} has non-numeric values (dtype {arr.dtype}): {exc}. Pass numbers only; "
+                "convert text columns with pd.to_numeric or drop them."
+            ) from None
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        bad = ~np.isfinite(arr)
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(bad.sum()) - n_nan
+        rows = np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[:5].tolist()
+        raise ValueError(
+            f"{what} contains {n_nan} NaN and {n_inf} inf value(s) (first at rows {rows}). "
+            "Input contains NaN or infinity: an RNN cannot train on missing values. Fill them "
+            "first (e.g. y.interpolate() or y.ffill()), or cut the series to a complete span."
+        )
+    return arr
+
+
+def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
+    bad = [
+        c
+        for c in df.columns
+        if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
+    ]
+    if bad:
+        kinds = ", ".join(f"{c!r} ({df[c].dtype})" for c in bad[:5])
+        raise TypeError(
+            f"{what} has non-numeric column(s): {kinds}. Every target column must be numeric: "
+            "convert with pd.to_numeric, encode categories as covariates in X, or drop them."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Time indexes
+# --------------------------------------------------------------------------------------------
+
+
+def _index_kind(index: pd.Index) -> str:
+    if isinstance(index, pd.DatetimeIndex):
+        return "datetime"
+    if isinstance(index, pd.PeriodIndex):
+        return "period"
+    if isinstance(index, pd.RangeIndex) or pd.api.types.is_integer_dtype(index.dtype):
+        return "range"
+    raise TypeError(
+        f"Unsupported time index of type {type(index).__name__} (dtype {index.dtype}). Use a "
+        "DatetimeIndex or PeriodIndex with a regular frequency, or a RangeIndex: e.g. "
+        "y.index = pd.to_datetime(y.index), or y.reset_index(drop=True)."
+    )
+
+
+def _check_sorted_unique(index: pd.Index, what: str) -> None:
+    if not index.is_unique:
+        dup = index[index.duplicated()][:3].tolist()
+        raise ValueError(
+            f"{what} has duplicated time stamps (e.g. {dup}). Each row must be one time step: "
+            "aggregate duplicates first, e.g. y.groupby(level=0).mean()."
+        )
+    if not index.is_monotonic_increasing:
+        raise ValueError(
+            f"{what} has an unsorted time index. Rows must be consecutive time steps in "
+            "increasing order: sort them with y.sort_index()."
+        )
+
+
+def _infer_freq(index: pd.Index, what: str) -> str:
+    """The frequency string of a datetime/period index that must be regular."""
+    if isinstance(index, pd.PeriodIndex):
+        freq = index.freqstr
+        expected = pd.period_range(index[0], periods=len(index), freq=index.freq)
+        if not index.equals(expected):
+            raise ValueError(
+                f"{what} has a PeriodIndex with missing periods (it is not a regular "
+                f"{freq!r} sequence). Fill the gaps, e.g. y.resample({freq!r}).asfreq() then "
+                "interpolate."
+            )
+        return freq
+    if index.freq is not None:
+        return index.freqstr
+    if len(index) < 3:
+        raise ValueError(
+            f"{what} has {len(index)} time stamp(s) and no frequency set: at least 3 are "
+            "needed to infer one. Set it explicitly, e.g. y = y.asfreq('MS')."
+        )
+    with warnings.catch_warnings():
+        # pandas 3 warns that infer_freq will return an offset; both are handled below
+        warnings.simplefilter("ignore", DeprecationWarning)
+        freq = pd.infer_freq(index)
+    freq = getattr(freq, "freqstr", freq)
+    if freq is None:
+        raise ValueError(
+            f"{what} has a DatetimeIndex without a regular frequency (pd.infer_freq found "
+            "none: time steps are missing or uneven). Put it on a regular grid, e.g. "
+            "y = y.asfreq('D') (then fill the new NaNs), or y.resample('MS').mean()."
+        )
+    return freq
+
+
+def as_offset(freq: str):
+    """A pandas offset from a frequency string of a DatetimeIndex or a PeriodIndex ('M')."""
+    try:
+        return to_offset(freq)
+    except ValueError:
+        return to_offset(freq, is_period=True)
+
+
+def _range_step(index: pd.Index, what: str) -> int:
+    if isinstance(index, pd.RangeIndex):
+        return int(index.step) if len(index) > 1 else 1
+    values = np.asarray(index, dtype=np.int64)
+    if len(values) < 2:
+        return 1
+    steps = np.diff(values)
+    if not (steps == steps[0]).all():
+        raise ValueError(
+            f"{what} has an integer index with uneven steps (e.g. {values[:4].tolist()}...). "
+            "Rows must be consecutive time steps: reset it with y.reset_index(drop=True), or use "
+            "a DatetimeIndex with a frequency."
+        )
+    return int(steps[0])
+
+
+@dataclass
+class TimeAxis:
+    """How one series' rows map to time: its kind, frequency and last label."""
+
+    kind: str | None  # 'datetime' | 'period' | 'range' | None (arrays: positions only)
+    freq: str | None = None  # pandas frequency string for datetime/period
+    step: int = 1  # for 'range'
+    name: object = None  # the index name
+
+
+def check_time_index(index: pd.Index, what: str, freq: str | None = None) -> TimeAxis:
+    """Validate one series' time index and describe it.
+
+    ``freq``, when given, is the frequency the index must follow (panels share one).
+    """
+    kind = _index_kind(index)
+    _check_sorted_unique(index, what)
+    if kind == "range":
+        return TimeAxis("range", None, _range_step(index, what), index.name)
+    if kind == "datetime" and freq is not None and len(index) < 3 and index.freq is None:
+        own = freq
+    else:
+        own = _infer_freq(index, what)
+    if freq is not None and as_offset(own) != as_offset(freq):
+        raise ValueError(
+            f"{what} has frequency {own!r} but the other series have {freq!r}. All series of a "
+            "panel must share one frequency: resample them to a common one."
+        )
+    if freq is not None and kind == "datetime" and len(index) > 1:
+        expected = pd.date_range(index[0], periods=len(index), freq=freq)
+        if not index.equals(expected):
+            raise ValueError(
+                f"{what} is not a regular {freq!r} sequence. Fill the gaps with asfreq and "
+                "interpolate."
+            )
+    return TimeAxis(kind, own, 1, index.name)
+
+
+def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
+    """The ``h`` time labels after ``last`` by the axis' frequency (pandas' offset arithmetic).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> future_index(pd.Timestamp("2000-12-01"), TimeAxis("datetime", "MS"), 2)
+    DatetimeIndex(['2001-01-01', '2001-02-01'], dtype='datetime64[us]', freq='MS')
+    >>> future_index(9, TimeAxis("range", step=1), 3)
+    RangeIndex(start=10, stop=13, step=1)
+    """
+    if axis.kind == "datetime":
+        idx = pd.date_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
+        return idx
+    if axis.kind == "period":
+        return pd.period_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
+    step = axis.step
+    return pd.RangeIndex(last + step, last + step * (h + 1), step, name=axis.name)
+
+
+def is_positionless(index) -> bool:
+    """A default RangeIndex (0, 1, 2, ...) carries no position: rows continue the series."""
+    if index is None:
+        return True
+    if isinstance(index, pd.RangeIndex):
+        return index.start == 0 and index.step == 1
+    if isinstance(index, pd.Index) and pd.api.types.is_integer_dtype(index.dtype) and len(index):
+        values = np.asarray(index)
+        return values[0] == 0 and (np.diff(values) == 1).all()
+    return False
+
+
+def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndarray:
+    """The step numbers (1 = the step right after ``last``) of ``n`` future rows.
+
+    ``index`` is the rows' time index, or ``None`` (arrays) where the rows continue the series.
+    A default ``RangeIndex`` starting at 0 also means "continue" (it carries no position). Rows
+    must be strictly later than ``last``, on the frequency's grid, in increasing order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> axis = TimeAxis("datetime", "MS")
+    >>> future = pd.date_range("2001-03", periods=2, freq="MS")
+    >>> steps_ahead(pd.Timestamp("2000-12-01"), axis, future, 2).tolist()
+    [3, 4]
+    """
+    timed = isinstance(index, pd.DatetimeIndex | pd.PeriodIndex)
+    if axis.kind is None or index is None or (not timed and is_positionless(index)):
+        return np.arange(1, n + 1)
+    kind = _index_kind(index)
+    if kind != axis.kind:
+        raise TypeError(
+            f"{what} has a {kind} index but the training data had a {axis.kind} index. Pass "
+            "rows indexed like the training data, or a plain array (rows continuing it)."
+        )
+    _check_sorted_unique(index, what)
+    if kind == "range":
+        steps, rem = np.divmod(np.asarray(index, dtype=np.int64) - int(last), axis.step)
+        if (rem != 0).any():
+            raise ValueError(
+                f"{what}'s index is not on the training index's grid (step {axis.step}). Pass "
+                "consecutive labels continuing the training index."
+            )
+    else:
+        if kind == "datetime" and (index.tz is None) != (pd.Timestamp(last).tz is None):
+            raise ValueError(
+                f"{what}'s time index and the training index differ in time zone awareness "
+                f"({index.tz} vs {pd.Timestamp(last).tz}). Localize or convert one of them."
+            )
+        if index[0] <= last:
+            steps = np.zeros(len(index), dtype=np.int64)
+        else:
+            make = pd.date_range if kind == "datetime" else pd.period_range
+            grid = make(start=last, end=index[-1], freq=axis.freq)
+            steps = grid.get_indexer(index)
+            if (steps < 0).any():
+                off = index[steps < 0][:3].tolist()
+                raise ValueError(
+                    f"{what} has time stamps that are not on the training data's "
+                    f"{axis.freq!r} grid (e.g. {off}). Use stamps of the same frequency."
+                )
+    steps = np.asarray(steps, dtype=np.int64)
+    if (steps < 1).any():
+        raise ValueError(
+            f"{what} starts at {index[0]!r}, which is not after the end of the data seen by "
+            f"fit or update ({last!r}). predict forecasts the future only: pass rows after the "
+            "training end (or a plain array, taken as continuing it)."
+        )
+    return steps
+
+
+# --------------------------------------------------------------------------------------------
+# Target layout
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SeriesData:
+    """One or many series stacked row-wise: ``values[offsets[k]:offsets[k+1]]`` is series k."""
+
+    values: np.ndarray  # (N, C) float64
+    offsets: np.ndarray  # (S + 1,) int64
+    axis: TimeAxis  # shared by all series
+    index: list | None  # per series: its time index (pd.Index), or None for arrays
+    ids: pd.Index | None = None  # series ids of a panel, None for one series
+    id_name: object = None
+    kind: str = "array"  # 'array' | 'series' | 'frame'
+    ndim: int = 1  # 1: one target column given as 1-D; 2: a 2-D target
+    columns: pd.Index | None = None  # target column names (DataFrame)
+    name: object = None  # Series name
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def n_series(self) -> int:
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    @property
+    def n_columns(self) -> int:
+        return self.values.shape[1]
+
+    def ends(self) -> list:
+        """The last time label of each series (its row count minus one for arrays)."""
+        if self.index is None:
+            return [int(n) - 1 for n in self.lengths]
+        return [idx[-1] for idx in self.index]
+
+    def series(self, k: int) -> np.ndarray:
+        return self.values[self.offsets[k] : self.offsets[k + 1]]
+
+
+def panel_blocks(index: pd.MultiIndex, what: str):
+    if index.nlevels != 2:
+        raise ValueError(
+            f"{what} has a MultiIndex with {index.nlevels} levels. A panel needs exactly two: "
+            "(series id, time). Combine the id levels into one, or drop the extra level."
+        )
+    codes = index.codes[0]
+    ids_in_order = index.get_level_values(0)
+    # contiguous blocks of one id each
+    change = np.flatnonzero(np.diff(codes) != 0) + 1
+    starts = np.concatenate([[0], change])
+    block_codes = codes[starts]
+    if len(np.unique(block_codes)) != len(block_codes) or (codes < 0).any():
+        raise ValueError(
+            f"{what}'s rows of one series are not contiguous (or a series id is missing). "
+            "Sort the panel with y.sort_index() so each series' rows follow each other."
+        )
+    offsets = np.concatenate([starts, [len(index)]]).astype(np.int64)
+    return ids_in_order[starts], offsets
+
+
+def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
+    """Validate a target (or a block of new target rows) and stack it as :class:`SeriesData`.
+
+    Accepts a ``pd.Series`` / 1-D array (one variable), a ``pd.DataFrame`` / 2-D array (one
+    column per variable) and either pandas object with a two-level ``MultiIndex`` (series id,
+    time) for many series. ``freq`` forces a frequency (used for blocks appended by update).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> data = check_target(pd.Series([1.0, 2, 3], index=pd.period_range("2000", periods=3,
+    ...                                                                  freq="Y")))
+    >>> data.values.shape, data.axis.freq, data.n_series
+    ((3, 1), 'Y-DEC', 1)
+    """
+    if isinstance(y, pd.Series | pd.DataFrame):
+        if isinstance(y, pd.DataFrame):
+            if y.shape[1] == 0:
+                raise ValueError(
+                    f"{what} is a DataFrame with no columns. Pass at least one numeric column."
+                )
+            _check_frame_numeric(y, what)
+            kind, ndim, columns, name = "frame", 2, y.columns, None
+        else:
+            if not pd.api.types.is_numeric_dtype(y.dtype) or pd.api.types.is_bool_dtype(y.dtype):
+                raise TypeError(
+                    f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "
+                    "with pd.to_numeric(y)."
+                )
+            kind, ndim, columns, name = "series", 1, None, y.name
+        _check_not_empty(len(y), what)
+        values = _as_float_values(y.to_numpy(dtype=np.float64, na_value=np.nan), what).reshape(
+            len(y), -1
+        )
+        if isinstance(y.index, pd.MultiIndex):
+            ids, offsets = panel_blocks(y.index, what)
+            times = y.index.get_level_values(1)
+            indexes, axis = [], None
+            # the frequency is inferred from the longest series, then checked on every one
+            if freq is None:
+                k = int(np.argmax(np.diff(offsets)))
+                seg = times[offsets[k] : offsets[k + 1]]
+                probe = check_time_index(seg, f"{what} (series {ids[k]!r})")
+                freq = probe.freq
+            for k in range(len(ids)):
+                seg = times[offsets[k] : offsets[k + 1]]
+                seg = seg.rename(y.index.names[1])
+                axis_k = check_time_index(seg, f"{what} (series {ids[k]!r})", freq)
+                axis = axis_k if axis is None else axis
+                if axis_k.kind != axis.kind or axis_k.step != axis.step:
+                    raise ValueError(
+                        f"{what}: series {ids[k]!r} has a different kind of time index than "
+                        f"series {ids[0]!r}. Use one index type for all series."
+                    )
+                indexes.append(seg)
+            return SeriesData(
+                values,
+                offsets,
+                axis,
+                indexes,
+                pd.Index(ids),
+                y.index.names[0],
+                kind,
+                ndim,
+                columns,
+                name,
+            )
+        axis = check_time_index(y.index, what, freq)
+        return SeriesData(
+            values,
+            np.array([0, len(y)], dtype=np.int64),
+            axis,
+            [y.index],
+            None,
+            None,
+            kind,
+            ndim,
+            columns,
+            name,
+        )
+    if isinstance(y, str | bytes) or isinstance(y, numbers.Number) or y is None:
+        raise TypeError(
+            f"{what} must be a pandas Series/DataFrame or an array-like of numbers, got "
+            f"{type(y).__name__}."
+        )
+    try:
+        arr = np.asarray(y)
+    except Exception as exc:  # e.g. ragged nested lists
+        raise TypeError(
+            f"{what} could not be read as an array ({exc}). Pass a 1-D or 2-D array of numbers."
+        ) from None
+    if arr.ndim == 0:
+        raise TypeError(
+            f"{what} must be 1-D or 2-D (rows are time steps), got a scalar. Pass a sequence."
+        )
+    if arr.ndim > 2:
+        raise ValueError(
+            f"{what} must be 1-D or 2-D (rows are time steps, columns variables), got an array "
+            f"of shape {arr.shape}. Reshape it, or pass a panel as a DataFrame with a "
+            "(series id, time) MultiIndex."
+        )
+    _check_not_empty(len(arr), what)
+    if arr.ndim == 2 and arr.shape[1] == 0:
+        raise ValueError(f"{what} has 0 columns. Pass at least one numeric column.")
+    ndim = arr.ndim
+    values = _as_float_values(arr, what).reshape(len(arr), -1)
+    return SeriesData(
+        values,
+        np.array([0, len(arr)], dtype=np.int64),
+        TimeAxis(None),
+        None,
+        None,
+        None,
+        "array",
+        ndim,
+    )
+
+
+def _check_not_empty(n: int, what: str) -> None:
+    if n == 0:
+        raise ValueError(
+            f"{what} is empty (0 samples: no time steps). Pass a series with at least a few "
+            "time steps."
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# Seasonality and the window
+# --------------------------------------------------------------------------------------------
+
+
+def seasonal_period(freq: str | None) -> int:
+    """The usual seasonal period of a frequency: 12 for monthly data, 4 quarterly, 7 daily, ...
+
+    Sub-daily frequencies get the number of steps per day (24 hourly); yearly data and a
+    missing frequency get 1.
+
+    Examples
+    --------
+    >>> [seasonal_period(f) for f in ("MS", "QS-OCT", "YE", "D", "B", "h", "30min", None)]
+    [12, 4, 1, 7, 5, 24, 48, 1]
+    """
+    if freq is None:
+        return 1
+    off = as_offset(freq)
+    n = max(1, abs(off.n))
+    name = type(off).__name__
+    per_year = {"SemiMonth": 24, "Month": 12, "Quarter": 4, "Week": 52}
+    for key, base in per_year.items():
+        if key in name:
+            return base // n if base % n == 0 else 1
+    if "Year" in name:
+        return 1
+    if name in ("BusinessDay", "CustomBusinessDay"):
+        return 5 if n == 1 else 1
+    if name == "Day":
+        return 7 if n == 1 else 1
+    if isinstance(off, pd.offsets.Tick):
+        day = 86_400 * 10**9
+        if off.nanos < day and day % off.nanos == 0:
+            return day // off.nanos
+    return 1
+
+
+def auto_window(period: int, usable: int, horizon: int) -> int:
+    """Window length for ``window='auto'``: about two seasons, capped, and fitted to the data.
+
+    ``usable`` is the number of rows of the shortest series available to training windows.
+    The window leaves room for at least half as many training windows as its own length.
+
+    Examples
+    --------
+    >>> auto_window(12, 120, 1), auto_window(4, 80, 1), auto_window(1, 9, 1)
+    (24, 12, 4)
+    """
+    target = max(2 * period, 12) if period > 1 else 12
+    target = min(target, MAX_AUTO_WINDOW)
+    fit = (usable - horizon + 1) // 2
+    return int(max(1, min(target, fit)))
+
+
+# --------------------------------------------------------------------------------------------
+# Windows
+# --------------------------------------------------------------------------------------------
+
+
+def gather(flat: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+    """Rows ``starts[b] .. starts[b] + length - 1`` of ``flat`` (N, F) as a (B, length, F) batch.
+
+    Only the batch is materialised.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> gather(np.arange(10.0)[:, None], np.array([0, 5]), 3)[..., 0]
+    array([[0., 1., 2.],
+           [5., 6., 7.]])
+    """
+    idx = starts[:, None] + np.arange(length)[None, :]
+    return flat[idx]
+
+
+class WindowPlan:
+    """Training and validation windows of every series, as start rows computed on demand.
+
+    A window block covers ``lead + window + horizon`` rows: ``lead`` rows of history (for the
+    seasonal anchor of the outputs), inputs at the next ``W`` positions, and targets up to
+    ``H`` steps past the last one. Training windows have every target before the series'
+    validation cut; a validation window ends at a position whose ``H`` targets start at or
+    after the cut (the validation part is the most recent rows of each series). No array of
+    per-window data is built: :meth:`train_starts` maps window numbers to start rows with a
+    ``searchsorted`` over per-series counts.
+
+    Parameters
+    ----------
+    offsets : ndarray (S + 1,)
+    window, horizon : int
+    n_valid : ndarray (S,) of int
+        Validation rows at the end of each series (0: no validation).
+    lead : int, default=0
+        Rows of history before each window.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> plan = WindowPlan(np.array([0, 10, 16]), window=3, horizon=1, n_valid=[2, 0])
+    >>> plan.train_counts.tolist(), plan.train_starts(np.arange(plan.n_train)).tolist()
+    ([5, 3], [0, 1, 2, 3, 4, 10, 11, 12])
+    >>> plan.valid_starts(np.arange(plan.n_valid_windows)).tolist()
+    [5, 6]
+    """
+
+    def __init__(self, offsets, window: int, horizon: int, n_valid, lead: int = 0):
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.window = int(window)
+        self.horizon = int(horizon)
+        self.lead = int(lead)
+        lengths = np.diff(self.offsets)
+        self.n_valid = np.asarray(n_valid, dtype=np.int64)
+        cut = lengths - self.n_valid
+        self.cut = cut
+        self.train_counts = np.maximum(0, cut - self.length + 1)
+        self.train_cum = np.concatenate([[0], np.cumsum(self.train_counts)])
+        # validation: last input positions i in [cut - 1, n - 1 - H], block start i - W + 1 - lead
+        first_end = np.maximum(cut - 1, self.lead + self.window - 1)
+        last_end = lengths - 1 - self.horizon
+        self.valid_counts = np.where(self.n_valid > 0, np.maximum(0, last_end - first_end + 1), 0)
+        self.valid_first_start = first_end - self.window + 1 - self.lead
+        self.valid_cum = np.concatenate([[0], np.cumsum(self.valid_counts)])
+
+    @property
+    def n_train(self) -> int:
+        return int(self.train_cum[-1])
+
+    @property
+    def n_valid_windows(self) -> int:
+        return int(self.valid_cum[-1])
+
+    @property
+    def length(self) -> int:
+        return self.lead + self.window + self.horizon
+
+    def train_starts(self, ids: np.ndarray) -> np.ndarray:
+        """Global start rows of training windows numbered ``ids`` (0 .. n_train - 1)."""
+        k = np.searchsorted(self.train_cum, ids, side="right") - 1
+        return self.offsets[k] + (ids - self.train_cum[k])
+
+    def valid_starts(self, ids: np.ndarray) -> np.ndarray:
+        """Global start rows of validation windows numbered ``ids``."""
+        k = np.searchsorted(self.valid_cum, ids, side="right") - 1
+        return self.offsets[k] + self.valid_first_start[k] + (ids - self.valid_cum[k])
+
+
+def n_valid_rows(lengths: np.ndarray, fraction: float, horizon: int) -> np.ndarray:
+    """Rows held out for validation per series: the most recent ``fraction`` (>= horizon)."""
+    return np.maximum(np.ceil(fraction * lengths - 1e-9).astype(np.int64), horizon)
+
+
+def required_length(window: int, horizon: int, n_valid: int = 0) -> int:
+    """Rows a series needs for one training window (and its validation rows)."""
+    return window + horizon + n_valid
+
+
+def mase_scale(data: SeriesData) -> np.ndarray:
+    """Mean absolute one-step change per series and column (S, C): the MASE denominator, m=1."""
+    out = np.zeros((data.n_series, data.n_columns))
+    for k in range(data.n_series):
+        seg = data.series(k)
+        if len(seg) > 1:
+            out[k] = np.abs(np.diff(seg, axis=0)).mean(axis=0)
+    return out

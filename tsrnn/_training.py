@@ -1,0 +1,383 @@
+"""Network and training loop of :class:`tsrnn.RNNForecaster`, as small pure functions.
+
+:func:`fit_loop` runs epochs (:func:`run_epoch`), each a sequence of :func:`train_step` calls on
+batches built by :func:`make_batch`; :func:`validate` scores the held-out most recent rows;
+:func:`forecast` rolls the network forward. History is data: one dict per epoch.
+
+What the network sees (dimension legend: W window, B batch, C target columns, K covariate
+columns, H steps emitted at once, I = C + H*K inputs, O = H*C outputs): a window of scaled
+target rows ``y[s .. s+W-1]`` and, at each position ``t``, the covariates of the steps it
+predicts ``x[t+1 .. t+H]``. Targets are teacher-forced at every position: the output at ``t``
+is compared with ``y[t+1 .. t+H]``. Each window is centred on its own level (the mean of its
+inputs, added back to the outputs), so a trending series is seen as a shape around a moving
+level and forecasts extrapolate trends instead of saturating at the training range.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+import tsrnn.nn
+from tsrnn._data import WindowPlan, gather
+
+__all__ = [
+    "ForecastNet",
+    "Problem",
+    "fit_loop",
+    "forecast",
+    "make_batch",
+    "run_epoch",
+    "train_step",
+    "validate",
+]
+
+_LAYERS = {"rnn": tsrnn.nn.RNN, "gru": tsrnn.nn.GRU, "lstm": tsrnn.nn.LSTM}
+_OPTIMIZERS = {
+    "adam": (torch.optim.Adam, {}),
+    "adamw": (torch.optim.AdamW, {}),
+    "sgd": (torch.optim.SGD, {"momentum": 0.9}),
+    "rmsprop": (torch.optim.RMSprop, {}),
+}
+# relative improvement of the validation loss that counts as progress for ``patience``
+_TOL = 1e-4
+_VALID_BATCH = 1024
+
+
+class ForecastNet(torch.nn.Module):
+    """A recurrent layer of :mod:`tsrnn.nn` and a linear head emitting ``H * C`` values per step.
+
+    Parameters
+    ----------
+    cell : {'rnn', 'gru', 'lstm'}
+    input_size, hidden_size, num_layers : int
+    n_out : int
+        Outputs per step, ``horizon * n_targets``.
+    dropout : float
+    nonlinearity : {'tanh', 'relu'}
+        ``cell='rnn'`` only.
+    backend : str
+        Passed to the layer.
+
+    Examples
+    --------
+    >>> import torch
+    >>> net = ForecastNet("gru", 3, 8, 1, n_out=2, backend="torch")
+    >>> out, state = net(torch.zeros(5, 4, 3))          # (W, B, I)
+    >>> tuple(out.shape), tuple(state.shape)
+    ((5, 4, 2), (1, 4, 8))
+    """
+
+    def __init__(
+        self,
+        cell,
+        input_size,
+        hidden_size,
+        num_layers,
+        n_out,
+        dropout=0.0,
+        nonlinearity="tanh",
+        backend="auto",
+    ):
+        super().__init__()
+        kwargs = {"num_layers": num_layers, "dropout": dropout if num_layers > 1 else 0.0}
+        if cell == "rnn":
+            kwargs["nonlinearity"] = nonlinearity
+        self.rnn = _LAYERS[cell](input_size, hidden_size, backend=backend, **kwargs)
+        self.head = torch.nn.Linear(hidden_size, n_out)
+
+    def forward(self, x, state=None):
+        out, state = self.rnn(x, state)
+        return self.head(out), state
+
+
+def build_net(config: dict, init: str, device, dtype) -> ForecastNet:
+    """A fresh :class:`ForecastNet` from ``config`` with the recurrent weights initialised."""
+    net = ForecastNet(**config)
+    if init != "uniform":
+        fill = torch.nn.init.orthogonal_ if init == "orthogonal" else torch.nn.init.xavier_uniform_
+        for name, param in net.rnn.named_parameters():
+            if name.startswith("weight_hh"):
+                # one square block per gate, as torch lays them out (G*H, H)
+                for block in param.data.chunk(param.shape[0] // param.shape[1]):
+                    fill(block)
+            elif name.startswith("weight_ih") and init == "xavier":
+                fill(param.data)
+    return net.to(device=device, dtype=dtype)
+
+
+def detach_state(state):
+    if state is None:
+        return None
+    if isinstance(state, tuple):
+        return tuple(s.detach() for s in state)
+    return state.detach()
+
+
+@dataclass
+class Problem:
+    """Scaled training data and how windows are cut from it.
+
+    ``y`` (N, C) and ``x`` (N, K) or ``None`` are the scaled rows of every series stacked;
+    ``plan`` says where the training and validation windows start.
+    """
+
+    y: np.ndarray
+    x: np.ndarray | None
+    plan: WindowPlan
+    horizon: int  # H, steps emitted at once
+
+    @property
+    def n_targets(self) -> int:
+        return self.y.shape[1]
+
+    @property
+    def input_size(self) -> int:
+        k = 0 if self.x is None else self.x.shape[1]
+        return self.n_targets + self.horizon * k
+
+
+def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
+    """(B, W + H, F) rows -> (B, W, H*F): for each position t, rows t+1 .. t+H, flattened."""
+    B, L, F = rows.shape
+    win = rows[:, 1:].unfold(1, horizon, 1)  # (B, W, F, H)
+    return win.transpose(2, 3).reshape(B, L - horizon, horizon * F)
+
+
+def make_inputs(y_win, x_next, horizon):
+    """Network inputs from a window of targets and the covariates of the steps ahead.
+
+    ``y_win`` (B, W, C) scaled targets, ``x_next`` (B, W, H*K) or ``None``. Returns the inputs
+    (W, B, I), centred on the window's level, and that level (B, 1, C): the network's outputs
+    are offsets from it.
+    """
+    level = y_win.mean(dim=1, keepdim=True)
+    inputs = y_win - level
+    if x_next is not None:
+        inputs = torch.cat([inputs, x_next], dim=-1)
+    return inputs.transpose(0, 1), level
+
+
+def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
+    """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``."""
+    plan, H = problem.plan, problem.horizon
+    y_rows = torch.from_numpy(gather(problem.y, starts, plan.length)).to(device, dtype)
+    x_next = None
+    if problem.x is not None:
+        x_rows = torch.from_numpy(gather(problem.x, starts, plan.length))
+        x_next = _steps_ahead(x_rows.to(device, dtype), H)
+    inputs, level = make_inputs(y_rows[:, : plan.window], x_next, H)
+    targets = _steps_ahead(y_rows, H) - level.repeat(1, 1, H)
+    return inputs, targets.transpose(0, 1)
+
+
+def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, clip_value=None):
+    """One optimisation step on one batch; returns the batch's mean squared error.
+
+    With ``bptt`` shorter than the window, the window runs in chunks of ``bptt`` steps: the
+    state is carried into the next chunk but detached, so gradients flow back at most ``bptt``
+    steps. Each chunk's loss is its share of the window's mean, so ``bptt >= W`` is exactly
+    full backpropagation through time.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    W = inputs.shape[0]
+    chunk = W if bptt is None else min(int(bptt), W)
+    total = targets.numel()
+    state, loss_sum = None, 0.0
+    for start in range(0, W, chunk):
+        out, state = net(inputs[start : start + chunk], state)
+        loss = torch.sum((out - targets[start : start + chunk]) ** 2) / total
+        loss.backward()
+        loss_sum += float(loss.detach())
+        state = detach_state(state)
+    if clip_value is not None:
+        torch.nn.utils.clip_grad_value_(net.parameters(), clip_value)
+    if clip_norm is not None:
+        torch.nn.utils.clip_grad_norm_(net.parameters(), clip_norm)
+    optimizer.step()
+    return loss_sum
+
+
+def run_epoch(net, optimizer, problem, rng, settings) -> float:
+    """Visit every training window once, in a shuffled order; returns the mean training loss."""
+    net.train()
+    n = problem.plan.n_train
+    order = rng.permutation(n)
+    bs = settings["batch_size"]
+    loss_sum = 0.0
+    for i in range(0, n, bs):
+        starts = problem.plan.train_starts(order[i : i + bs])
+        inputs, targets = make_batch(problem, starts, settings["device"], settings["dtype"])
+        loss = train_step(
+            net,
+            optimizer,
+            inputs,
+            targets,
+            bptt=settings["bptt"],
+            clip_norm=settings["clip_norm"],
+            clip_value=settings["clip_value"],
+        )
+        loss_sum += loss * len(starts)
+    return loss_sum / max(n, 1)
+
+
+@torch.no_grad()
+def validate(net, problem, settings) -> float:
+    """Mean squared error of the last position of every validation window (one step ahead of a
+    full window of context, as in forecasting)."""
+    net.eval()
+    n = problem.plan.n_valid_windows
+    loss_sum = 0.0
+    for i in range(0, n, _VALID_BATCH):
+        starts = problem.plan.valid_starts(np.arange(i, min(n, i + _VALID_BATCH)))
+        inputs, targets = make_batch(problem, starts, settings["device"], settings["dtype"])
+        out, _ = net(inputs)
+        loss_sum += float(torch.sum((out[-1] - targets[-1]) ** 2))
+    return loss_sum / max(n * targets.shape[-1], 1)
+
+
+def make_optimizer(name, params, learning_rate, weight_decay):
+    cls, extra = _OPTIMIZERS[name]
+    return cls(params, lr=learning_rate, weight_decay=weight_decay, **extra)
+
+
+@dataclass
+class FitResult:
+    history: list
+    best_epoch: int
+    interrupted: bool
+
+
+def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
+    """Train ``net`` in place, one :func:`run_epoch` at a time.
+
+    With early stopping, training stops once the validation loss has not improved (by a
+    relative ``1e-4``) for ``patience`` epochs, and the best epoch's weights are restored.
+    Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss ends
+    training (the caller warns). ``KeyboardInterrupt`` also ends it: the best weights so far
+    are kept and ``interrupted`` is set in the result (the caller warns).
+    """
+    optimizer = make_optimizer(
+        settings["optimizer"],
+        net.parameters(),
+        settings["learning_rate"],
+        settings["weight_decay"],
+    )
+    early = settings["early_stopping"]
+    history = []
+    best_loss, best_epoch, best_state, waited = math.inf, 0, None, 0
+    interrupted = False
+    try:
+        for epoch in range(1, settings["max_epochs"] + 1):
+            tic = time.perf_counter()
+            train_loss = run_epoch(net, optimizer, problem, rng, settings)
+            valid_loss = validate(net, problem, settings) if early else None
+            record = {
+                "epoch": epoch,
+                "train_loss": train_loss,
+                "valid_loss": valid_loss,
+                "seconds": time.perf_counter() - tic,
+            }
+            history.append(record)
+            if not math.isfinite(train_loss if valid_loss is None else valid_loss):
+                break
+            if early:
+                if valid_loss < best_loss * (1 - _TOL) or best_state is None:
+                    best_loss, best_epoch, waited = valid_loss, epoch, 0
+                    best_state = copy.deepcopy(net.state_dict())
+                else:
+                    waited += 1
+            else:
+                best_epoch = epoch
+            if progress is not None:
+                progress(record, best_epoch)
+            if early and waited >= settings["patience"]:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    if best_state is not None:
+        net.load_state_dict(best_state)
+    net.eval()
+    return FitResult(history, best_epoch, interrupted)
+
+
+@torch.no_grad()
+def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> np.ndarray:
+    """Roll the network forward ``n_steps`` steps for every series at once.
+
+    Parameters
+    ----------
+    y_tail : ndarray (S, W, C)
+        The last ``W`` scaled target rows of each series.
+    x_tail : ndarray (S, W, K) or None
+        The scaled covariates of those rows.
+    x_future : ndarray (S, n, K) or None
+        Scaled covariates of the future steps. With ``strategy='direct'`` the last network
+        call may reach past them (up to a multiple of ``horizon``): those rows repeat the
+        last one.
+    n_steps : int
+    horizon : int
+        Steps emitted per network call (1: recursive).
+
+    Returns
+    -------
+    ndarray (S, n_steps, C)
+        Scaled forecasts. Each call re-reads the last ``W`` rows, the forecasts so far
+        included, from a zero state: the context the network was trained on.
+
+    Examples
+    --------
+    >>> import numpy as np, torch
+    >>> net = ForecastNet("gru", 1, 4, 1, n_out=1, backend="torch")
+    >>> forecast(net, np.zeros((2, 6, 1)), None, None, 3, 1, "cpu", torch.float32).shape
+    (2, 3, 1)
+    """
+    net.eval()
+    S, W, C = y_tail.shape
+    H = horizon
+    n_chunks = -(-n_steps // H)
+    total = n_chunks * H
+    Y = torch.zeros((S, W + total, C), device=device, dtype=dtype)
+    Y[:, :W] = torch.as_tensor(y_tail, device=device, dtype=dtype)
+    X = None
+    if x_tail is not None:
+        fut = np.asarray(x_future)
+        if fut.shape[1] < total:
+            pad = np.repeat(fut[:, -1:], total - fut.shape[1], axis=1)
+            fut = np.concatenate([fut, pad], axis=1)
+        X = torch.as_tensor(
+            np.concatenate([x_tail, fut[:, :total]], axis=1), device=device, dtype=dtype
+        )
+    for c in range(n_chunks):
+        k = c * H
+        x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
+        inputs, level = make_inputs(Y[:, k : k + W], x_next, H)
+        out, _ = net(inputs)
+        Y[:, W + k : W + k + H] = out[-1].reshape(S, H, C) + level
+    return Y[:, W : W + n_steps].double().cpu().numpy()
+
+
+@contextlib.contextmanager
+def thread_limits(n_threads):
+    """Bound this thread's Numba kernels and BLAS/OpenMP pools to ``n_threads`` (None: as is).
+
+    Numba's setting is thread-local (``numba.set_num_threads``); BLAS and OpenMP pools are
+    bounded with ``threadpoolctl``, whose OpenMP limit is the calling thread's, so it also
+    bounds torch's intra-op OpenMP parallelism for the ops run here. Nothing is changed for
+    other threads or after the block.
+    """
+    if n_threads is None:
+        yield
+        return
+    from threadpoolctl import threadpool_limits
+
+    from tsrnn.kernels.common.numba_config import num_threads
+
+    with threadpool_limits(limits=int(n_threads)), num_threads(int(n_threads)):
+        yield

@@ -1,0 +1,1138 @@
+"""``RNNForecaster``: a scikit-learn estimator forecasting time series with a recurrent network.
+
+A thin shell: validation, index handling and windows live in :mod:`tsrnn._data`, the network
+and the training loop in :mod:`tsrnn._training`; this module ties them to scikit-learn's
+contract (parameters stored by ``__init__``, validated at ``fit``; learned state in attributes
+ending in ``_``; pickling to plain CPU arrays).
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import (
+    _get_feature_names,
+    check_array,
+    check_is_fitted,
+    validate_data,
+)
+
+from tsrnn import _training
+from tsrnn._data import (
+    SeriesData,
+    TimeAxis,
+    WindowPlan,
+    auto_window,
+    check_target,
+    future_index,
+    is_positionless,
+    mase_scale,
+    n_valid_rows,
+    panel_blocks,
+    seasonal_period,
+    steps_ahead,
+)
+from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, resolve_backend
+
+__all__ = ["RNNForecaster"]
+
+_SCALERS = {"standard": StandardScaler, "robust": RobustScaler, "minmax": MinMaxScaler}
+
+
+def _version() -> str:
+    import tsrnn
+
+    return tsrnn.__version__
+
+
+def _affine(scaler, values: np.ndarray):
+    """``(loc, scale)`` with ``scaler.transform(v) == (v - loc) / scale`` for a fitted scaler."""
+    if isinstance(scaler, StandardScaler):
+        return scaler.mean_, scaler.scale_
+    if isinstance(scaler, RobustScaler):
+        return scaler.center_, scaler.scale_
+    # MinMaxScaler: v * scale_ + min_
+    return -scaler.min_ / scaler.scale_, 1.0 / scaler.scale_
+
+
+def _fit_scaler(name, data: SeriesData):
+    """Per-series affine scaling of the target: ``loc``, ``scale`` each (S, C)."""
+    S, C = data.n_series, data.n_columns
+    loc, scale = np.zeros((S, C)), np.ones((S, C))
+    if name is None:
+        return loc, scale
+    for k in range(S):
+        seg = data.series(k)
+        loc[k], scale[k] = _affine(_SCALERS[name]().fit(seg), seg)
+    return loc, scale
+
+
+def _resolve_device(device) -> torch.device:
+    if isinstance(device, torch.device):
+        dev = device
+    elif device == "auto":
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    else:
+        try:
+            dev = torch.device(device)
+        except (RuntimeError, ValueError) as exc:
+            raise ValueError(
+                f"device={device!r} is not a torch device ({exc}). Use 'auto', 'cpu' or 'cuda'."
+            ) from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(
+            f"device={str(device)!r} but CUDA is not available on this machine "
+            "(torch.cuda.is_available() is False). Use device='cpu', or 'auto' to take a GPU "
+            "only where there is one."
+        )
+    return dev
+
+
+def _is_int(h) -> bool:
+    return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
+
+
+class RNNForecaster(RegressorMixin, BaseEstimator):
+    """Forecast time series with a recurrent network (RNN, GRU or LSTM), scikit-learn style.
+
+    ``fit(y)`` learns from a series (``pd.Series`` / 1-D array), several jointly modelled
+    series (``pd.DataFrame`` / 2-D array) or a panel of many series (a two-level
+    ``MultiIndex`` (series id, time): one global model); ``fit(X, y)`` adds covariates ``X``
+    known in advance. ``predict(h)`` forecasts ``h`` steps past the end of the data;
+    ``predict(X)`` forecasts up to the rows of ``X`` (future covariates, or, target-only, just
+    future time stamps). Forecasts come back in the input's type and units, indexed by future
+    time stamps.
+
+    The network reads windows of ``window`` consecutive steps, each scaled per series
+    (``scaler``) and centred on the window's own level, and learns to predict the next step
+    (``strategy='recursive'``) or the next ``horizon`` steps (``strategy='direct'``) at every
+    position of the window. Training holds out the most recent ``validation_fraction`` of each
+    series for early stopping and keeps the best weights.
+
+    Parameters
+    ----------
+    cell : {'gru', 'lstm', 'rnn'}, default='gru'
+        Recurrent cell.
+    nonlinearity : {'tanh', 'relu'}, default='tanh'
+        Activation of ``cell='rnn'``; only used there.
+    hidden_size : int, default=32
+        Features of the hidden state.
+    num_layers : int, default=1
+        Stacked recurrent layers.
+    dropout : float, default=0.0
+        Dropout between stacked layers, as in :class:`torch.nn.GRU` (no effect with one layer).
+    window : int or 'auto', default='auto'
+        Length of the training subsequences, and the context read when forecasting.
+        ``'auto'``: two seasonal periods of the data's frequency (12 for monthly data, 4
+        quarterly, 7 daily, 24 hourly; at least 12, at most 64), shortened so that the
+        shortest series still yields as many training windows as half the window length.
+    horizon : int, default=1
+        Steps the network emits at once with ``strategy='direct'``; only used there.
+    strategy : {'recursive', 'direct'}, default='recursive'
+        ``'recursive'``: one step at a time, each forecast fed back as the next input.
+        ``'direct'``: ``horizon`` steps at once, chained for longer forecasts.
+    bptt : int or None, default=None
+        Truncated backpropagation through time: windows run in chunks of ``bptt`` steps, the
+        state carried forward but detached between chunks. ``None`` (or ``>= window``): full
+        backpropagation through the window.
+    clip_norm : float or None, default=1.0
+        Clip the global gradient norm (:func:`torch.nn.utils.clip_grad_norm_`).
+    clip_value : float or None, default=None
+        Clip each gradient entry (:func:`torch.nn.utils.clip_grad_value_`).
+    init : {'uniform', 'orthogonal', 'xavier'}, default='uniform'
+        Initialisation of the recurrent weights: torch's U(-1/sqrt(H), 1/sqrt(H)),
+        orthogonal per gate, or Xavier-uniform (input weights too).
+    optimizer : {'adam', 'adamw', 'sgd', 'rmsprop'}, default='adam'
+        The :mod:`torch.optim` optimizer (``'sgd'`` with momentum 0.9).
+    learning_rate : float, default=0.01
+    weight_decay : float, default=0.0
+    batch_size : int, default=32
+        Windows per optimisation step.
+    max_epochs : int, default=200
+        An epoch visits every training window once, in a seeded random order.
+    early_stopping : bool, default=True
+        Hold out the most recent ``validation_fraction`` of each series (at least ``horizon``
+        steps), stop when its loss has not improved for ``patience`` epochs, and keep the
+        best weights. ``False``: train on everything for ``max_epochs`` epochs.
+    validation_fraction : float, default=0.1
+    patience : int, default=20
+    scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
+        Per-series scaling of the target (scikit-learn's scalers, fitted on each series);
+        forecasts come back in the original units. Covariates are always standardised.
+    backend : {'auto', 'numba', 'triton', 'torch'}, default='auto'
+        Kernel of the recurrent layer (see :mod:`tsrnn.nn`).
+    device : str or torch.device, default='auto'
+        ``'auto'``: CUDA when available, else the CPU.
+    dtype : {'float32', 'float64'}, default='float32'
+        Precision of the network.
+    n_threads : int or None, default=None
+        CPU threads for this estimator's work: bounds the Numba kernels (thread-locally) and
+        the BLAS/OpenMP pools (through ``threadpoolctl``) during ``fit``, ``predict`` and
+        ``update``. ``None`` leaves the process settings alone.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, dropout and the order of windows. Same value, same data, same
+        machine: identical forecasts. Global RNG states are left untouched.
+    verbose : int, default=0
+        ``1``: a progress bar over epochs with the losses, and a one-line summary.
+
+    Attributes
+    ----------
+    module_ : torch.nn.Module
+        The trained network (a :mod:`tsrnn.nn` recurrent layer and a linear head).
+    history_ : list of dict
+        One dict per epoch: ``epoch``, ``train_loss``, ``valid_loss`` (None without early
+        stopping), ``seconds``.
+    n_epochs_ : int
+        Epochs run.
+    best_epoch_ : int
+        The epoch whose weights were kept.
+    window_ : int
+        The window used (resolves ``'auto'``).
+    seasonal_period_ : int
+        Seasonal period inferred from the frequency (1 without one).
+    freq_ : str or None
+        The time index's frequency (``None`` for arrays and integer indexes).
+    n_features_in_ : int
+        Covariate columns (target columns for ``fit(y)``).
+    feature_names_in_ : ndarray of str
+        Covariate names, when ``X`` was a DataFrame with string column names.
+    n_series_ : int
+        Series in the data (1 unless a panel).
+    mase_scale_ : ndarray of shape (n_series_, n_targets)
+        Mean absolute one-step change of each training series and target column: the
+        denominator of the MASE that :meth:`score` reports.
+    device_ : torch.device
+    backend_ : str
+        The kernel backend that ran (resolves ``'auto'``).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrnn import RNNForecaster
+    >>> idx = pd.date_range("2000-01", periods=72, freq="MS")
+    >>> y = pd.Series(10 + np.sin(np.arange(72) * np.pi / 6), index=idx)
+    >>> model = RNNForecaster(hidden_size=8, max_epochs=5, random_state=0).fit(y)
+    >>> forecast = model.predict(3)
+    >>> forecast.index.strftime("%Y-%m").tolist()
+    ['2006-01', '2006-02', '2006-03']
+    >>> model.window_, model.freq_
+    (24, 'MS')
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "cell": [StrOptions({"rnn", "gru", "lstm"})],
+        "nonlinearity": [StrOptions({"tanh", "relu"})],
+        "hidden_size": [Interval(Integral, 1, None, closed="left")],
+        "num_layers": [Interval(Integral, 1, None, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "window": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        "horizon": [Interval(Integral, 1, None, closed="left")],
+        "strategy": [StrOptions({"recursive", "direct"})],
+        "bptt": [Interval(Integral, 1, None, closed="left"), None],
+        "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "clip_value": [Interval(Real, 0, None, closed="neither"), None],
+        "init": [StrOptions({"uniform", "orthogonal", "xavier"})],
+        "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop"})],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "weight_decay": [Interval(Real, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "patience": [Interval(Integral, 1, None, closed="left")],
+        "scaler": [StrOptions({"standard", "robust", "minmax"}), None],
+        "backend": [StrOptions({"auto", "numba", "triton", "torch"})],
+        "device": [str, torch.device],
+        "dtype": [StrOptions({"float32", "float64"})],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        cell="gru",
+        nonlinearity="tanh",
+        hidden_size=32,
+        num_layers=1,
+        dropout=0.0,
+        window="auto",
+        horizon=1,
+        strategy="recursive",
+        bptt=None,
+        clip_norm=1.0,
+        clip_value=None,
+        init="uniform",
+        optimizer="adam",
+        learning_rate=0.01,
+        weight_decay=0.0,
+        batch_size=32,
+        max_epochs=200,
+        early_stopping=True,
+        validation_fraction=0.1,
+        patience=20,
+        scaler="standard",
+        backend="auto",
+        device="auto",
+        dtype="float32",
+        n_threads=None,
+        random_state=None,
+        verbose=0,
+    ):
+        self.cell = cell
+        self.nonlinearity = nonlinearity
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.dropout = dropout
+        self.window = window
+        self.horizon = horizon
+        self.strategy = strategy
+        self.bptt = bptt
+        self.clip_norm = clip_norm
+        self.clip_value = clip_value
+        self.init = init
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.patience = patience
+        self.scaler = scaler
+        self.backend = backend
+        self.device = device
+        self.dtype = dtype
+        self.n_threads = n_threads
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ----------------------------------------------------------------------------------------
+    # fit
+    # ----------------------------------------------------------------------------------------
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None):
+        """Train the network on a series (``fit(y)``) or on covariates and a target (``fit(X, y)``).
+
+        Parameters
+        ----------
+        X : pd.Series, pd.DataFrame or array-like
+            Target only (``y`` omitted): the series, rows consecutive time steps; a
+            ``pd.DataFrame`` / 2-D array holds several variables modelled jointly, and a
+            two-level ``MultiIndex`` (series id, time) a panel of many series. With ``y``:
+            covariates known in advance, 2-D, one row per row of ``y``.
+        y : pd.Series, pd.DataFrame, array-like or None, default=None
+            The target when ``X`` holds covariates.
+
+        Returns
+        -------
+        self : RNNForecaster
+            Fitted; a failed fit leaves a previous fit untouched.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from tsrnn import RNNForecaster
+        >>> y = np.sin(np.arange(60) / 3)
+        >>> model = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0).fit(y)
+        >>> model.predict(4).shape
+        (4,)
+        """
+        prep = self._prepare(X, y)
+        fitted = self._train(prep)
+        for name, value in {**prep["attrs"], **fitted}.items():
+            setattr(self, name, value)
+        # feature names exist only for covariates given as a DataFrame with string columns
+        if prep["attrs"].get("feature_names_in_") is None:
+            self.__dict__.pop("feature_names_in_", None)
+        return self
+
+    def _prepare(self, X, y):
+        """Validate everything and build the scaled training problem; sets nothing on self."""
+        covariates = y is not None
+        target, covs = (y, X) if covariates else (X, None)
+        data = self._target_with_index(target, covs)
+        x_values, x_names = None, None
+        if covariates:
+            x_values, x_names = self._check_fit_covariates(covs, data)
+
+        H = int(self.horizon) if self.strategy == "direct" else 1
+        lengths = data.lengths
+        n_valid = (
+            n_valid_rows(lengths, self.validation_fraction, H)
+            if self.early_stopping
+            else np.zeros_like(lengths)
+        )
+        period = seasonal_period(data.axis.freq)
+        if self.window == "auto":
+            window = auto_window(period, int((lengths - n_valid).min()), H)
+        else:
+            window = int(self.window)
+        self._check_lengths(data, window, H, n_valid)
+
+        loc, scale = _fit_scaler(self.scaler, data)
+        rows_series = np.repeat(np.arange(data.n_series), lengths)
+        y_scaled = (data.values - loc[rows_series]) / scale[rows_series]
+        x_loc = x_scale = x_scaled = None
+        if x_values is not None:
+            sc = StandardScaler().fit(x_values)
+            x_loc, x_scale = sc.mean_, sc.scale_
+            x_scaled = (x_values - x_loc) / x_scale
+
+        device = _resolve_device(self.device)
+        backend = resolve_backend(self.backend, device, self.dtype)
+        try:
+            get_kernel(self.cell, backend)
+        except ImportError as exc:
+            raise BackendUnavailableError(
+                f"backend {backend!r} cannot be loaded for cell={self.cell!r} ({exc}). Use "
+                "backend='torch'."
+            ) from exc
+
+        ends = data.offsets[1:]
+        y_tail = np.stack([y_scaled[e - window : e] for e in ends])
+        x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
+        problem = _training.Problem(
+            y_scaled, x_scaled, WindowPlan(data.offsets, window, H, n_valid), H
+        )
+        attrs = {
+            "window_": window,
+            "seasonal_period_": period,
+            "freq_": data.axis.freq,
+            "n_series_": data.n_series,
+            "n_features_in_": x_values.shape[1] if covariates else data.n_columns,
+            "feature_names_in_": x_names,
+            "device_": device,
+            "backend_": backend,
+            "_layout_": self._layout(data, covariates),
+            "_ends_": data.ends(),
+            "_y_tail_": y_tail,
+            "_x_tail_": x_tail,
+            "_y_loc_": loc,
+            "_y_scale_": scale,
+            "_x_loc_": x_loc,
+            "_x_scale_": x_scale,
+            "mase_scale_": mase_scale(data),
+        }
+        return {"problem": problem, "attrs": attrs}
+
+    @staticmethod
+    def _layout(data: SeriesData, covariates: bool) -> dict:
+        return {
+            "kind": data.kind,
+            "ndim": data.ndim,
+            "columns": data.columns,
+            "name": data.name,
+            "ids": data.ids,
+            "id_name": data.id_name,
+            "axis": data.axis,
+            "covariates": covariates,
+            "n_targets": data.n_columns,
+            "kind_from_covariates": data.extra.get("kind_from_covariates", False),
+        }
+
+    def _target_with_index(self, target, covs) -> SeriesData:
+        """The target as SeriesData, its time index taken from ``X`` when it is an array."""
+        if covs is None:
+            return check_target(target, "y")
+        if isinstance(target, pd.Series | pd.DataFrame):
+            data = check_target(target, "y")
+            if isinstance(covs, pd.Series | pd.DataFrame) and not covs.index.equals(target.index):
+                if len(covs) == len(target):
+                    raise ValueError(
+                        "X and y have different indexes. Covariates must be given for the "
+                        "same time steps as the target, row by row: align them, e.g. "
+                        "X = X.reindex(y.index)."
+                    )
+            return data
+        if isinstance(covs, pd.DataFrame) and (
+            isinstance(covs.index, pd.MultiIndex | pd.DatetimeIndex | pd.PeriodIndex)
+        ):
+            arr = np.asarray(target) if not isinstance(target, str | bytes) else target
+            if getattr(arr, "ndim", 0) in (1, 2) and len(arr) == len(covs):
+                wrapped = (
+                    pd.Series(arr, index=covs.index)
+                    if arr.ndim == 1
+                    else pd.DataFrame(arr, index=covs.index)
+                )
+                data = check_target(wrapped, "y")
+                data.kind = "array"
+                data.extra["kind_from_covariates"] = True
+                return data
+        return check_target(target, "y")
+
+    def _check_fit_covariates(self, covs, data: SeriesData):
+        if isinstance(covs, pd.Series) or getattr(np.asarray(covs), "ndim", 2) == 1:
+            raise ValueError(
+                "Expected 2D array, got 1D array instead: covariates X are 2-D, one row per "
+                "time step and one column per covariate. Reshape your data, e.g. "
+                "X.to_frame() or X.reshape(-1, 1) for a single covariate; to fit on the "
+                "target alone call fit(y) with one argument."
+            )
+        names = _get_feature_names(covs)
+        x = check_array(
+            covs,
+            dtype=np.float64,
+            ensure_2d=True,
+            ensure_all_finite=True,
+            estimator=self,
+            input_name="X",
+            ensure_min_samples=1,
+        )
+        n_rows = len(data.values)
+        if len(x) != n_rows:
+            raise ValueError(
+                f"X has {len(x)} rows but y has {n_rows}: covariates need exactly one row per "
+                "time step of the target. Found input variables with inconsistent numbers of "
+                f"samples: [{len(x)}, {n_rows}]."
+            )
+        return x, names
+
+    def _check_lengths(self, data: SeriesData, window, H, n_valid):
+        need = window + H + n_valid
+        short = np.flatnonzero(data.lengths < need)
+        if not len(short):
+            return
+        k = int(short[0])
+        n = int(data.lengths[k])
+        which = "y" if data.ids is None else f"Series {data.ids[k]!r} of y"
+        valid = (
+            f" plus {int(n_valid[k])} for early stopping's validation part"
+            if self.early_stopping
+            else ""
+        )
+        wname = "window='auto' gives" if self.window == "auto" else "window="
+        raise ValueError(
+            f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
+            f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
+            f"least {window + H}{valid}, i.e. {int(need[k])}. Pass a longer series, use a "
+            "smaller window (window='auto' adapts to short series), a smaller horizon, or "
+            "early_stopping=False."
+        )
+
+    def _train(self, prep) -> dict:
+        problem = prep["problem"]
+        attrs = prep["attrs"]
+        device, backend = attrs["device_"], attrs["backend_"]
+        dtype = getattr(torch, self.dtype)
+        H = problem.horizon
+        config = {
+            "cell": self.cell,
+            "input_size": problem.input_size,
+            "hidden_size": int(self.hidden_size),
+            "num_layers": int(self.num_layers),
+            "n_out": H * problem.n_targets,
+            "dropout": float(self.dropout),
+            "nonlinearity": self.nonlinearity,
+            "backend": backend,
+        }
+        rs = check_random_state(self.random_state)
+        torch_seed = int(rs.randint(np.iinfo(np.int32).max))
+        rng = np.random.default_rng(rs.randint(np.iinfo(np.int32).max))
+        settings = {
+            "batch_size": int(self.batch_size),
+            "bptt": self.bptt,
+            "clip_norm": self.clip_norm,
+            "clip_value": self.clip_value,
+            "device": device,
+            "dtype": dtype,
+            "optimizer": self.optimizer,
+            "learning_rate": float(self.learning_rate),
+            "weight_decay": float(self.weight_decay),
+            "max_epochs": int(self.max_epochs),
+            "early_stopping": bool(self.early_stopping),
+            "patience": int(self.patience),
+        }
+        fork_devices = [device] if device.type == "cuda" else []
+        bar = self._progress_bar()
+        tic = time.perf_counter()
+        try:
+            with (
+                _training.thread_limits(self.n_threads),
+                torch.random.fork_rng(devices=fork_devices),
+            ):
+                torch.manual_seed(torch_seed)
+                net = _training.build_net(config, self.init, device, dtype)
+                result = _training.fit_loop(
+                    net, problem, settings, rng, progress=None if bar is None else bar.step
+                )
+        finally:
+            if bar is not None:
+                bar.close()
+        history = result.history
+        if result.interrupted:
+            from tsrnn.exceptions import InterruptedFitWarning
+
+            warnings.warn(
+                f"Training was interrupted after {len(history)} epoch(s) "
+                "(KeyboardInterrupt); the best model so far was kept "
+                f"(epoch {result.best_epoch}).",
+                InterruptedFitWarning,
+                stacklevel=3,
+            )
+        if history and not np.isfinite(history[-1]["train_loss"]):
+            from tsrnn.exceptions import ConvergenceWarning
+
+            warnings.warn(
+                "The training loss became NaN or infinite: training diverged. Lower "
+                "learning_rate, keep gradient clipping on (clip_norm), or scale the target.",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
+        if self.verbose:
+            valid = history[result.best_epoch - 1]["valid_loss"] if result.best_epoch else None
+            valid_txt = "" if valid is None else f", valid loss {valid:.4g}"
+            print(
+                f"RNNForecaster: {len(history)} epochs in {time.perf_counter() - tic:.1f} s, "
+                f"best epoch {result.best_epoch}{valid_txt} ({backend} on {device})"
+            )
+        return {
+            "module_": net,
+            "history_": history,
+            "n_epochs_": len(history),
+            "best_epoch_": result.best_epoch,
+            "_net_config_": config,
+        }
+
+    def _progress_bar(self):
+        if not self.verbose:
+            return None
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=int(self.max_epochs), desc="RNNForecaster", unit="epoch", leave=False)
+
+        def step(record, best_epoch):
+            post = {"train": f"{record['train_loss']:.4g}", "best": best_epoch}
+            if record["valid_loss"] is not None:
+                post["valid"] = f"{record['valid_loss']:.4g}"
+            bar.set_postfix(post, refresh=False)
+            bar.update(1)
+
+        bar.step = step
+        return bar
+
+    # ----------------------------------------------------------------------------------------
+    # predict
+    # ----------------------------------------------------------------------------------------
+
+    def predict(self, X):
+        """Forecast ``h`` steps past the end of the data, or up to the rows of ``X``.
+
+        Parameters
+        ----------
+        X : int or pd.Series, pd.DataFrame, array-like
+            ``h``, an int >= 1: the number of steps to forecast (target-only models).
+            Rows: with covariates, their future values, one row per step; target only, only
+            the length and index of ``X`` are used (its values are not). A time index that
+            starts later than the step after the end (e.g. ``TimeSeriesSplit(gap=k)``) gives
+            the forecasts at those stamps. A panel forecasts each series up to its rows.
+
+        Returns
+        -------
+        forecast : pd.Series, pd.DataFrame or ndarray
+            Same type as the target given to ``fit`` (float64), indexed by the future time
+            stamps (``X``'s index when it has one).
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from tsrnn import RNNForecaster
+        >>> y = pd.Series(range(40), index=pd.period_range("2000Q1", periods=40, freq="Q"),
+        ...               dtype=float)
+        >>> model = RNNForecaster(hidden_size=4, max_epochs=3, random_state=0).fit(y)
+        >>> model.predict(2).index.astype(str).tolist()
+        ['2010Q1', '2010Q2']
+        """
+        check_is_fitted(self)
+        with _training.thread_limits(self.n_threads):
+            plan = self._plan_forecast(X)
+            values = self._run_forecast(plan)
+        return self._assemble(values, plan)
+
+    def _plan_forecast(self, X) -> dict:
+        """Which steps to forecast for which series, and their future covariates."""
+        layout = self._layout_
+        axis: TimeAxis = layout["axis"]
+        S = len(self._ends_)
+        if _is_int(X):
+            h = int(X)
+            if h < 1:
+                raise ValueError(
+                    f"h must be an int >= 1 (the number of steps to forecast), got {h}."
+                )
+            if layout["covariates"]:
+                raise ValueError(
+                    "This model was fitted with covariates (fit(X, y)): forecasting needs "
+                    f"their future values. Call predict(X_future) with {h} rows of the "
+                    f"{self.n_features_in_} covariate column(s) instead of predict({h})."
+                )
+            steps = [np.arange(1, h + 1)] * S
+            return {"series": np.arange(S), "steps": steps, "x": None, "index": None, "h": h}
+        if isinstance(X, float | np.floating | bool | np.bool_ | str | bytes) or X is None:
+            raise TypeError(
+                f"predict expects an int h >= 1 or rows X (a pandas object or array), got "
+                f"{X!r} of type {type(X).__name__}."
+            )
+        if layout["ids"] is not None:
+            return self._plan_panel(X)
+        n, index = self._rows_and_index(X, what="X")
+        x = self._future_covariates(X, n) if layout["covariates"] else None
+        steps = steps_ahead(self._ends_[0], axis, index, n, "X")
+        if layout["covariates"] and not np.array_equal(steps, np.arange(1, n + 1)):
+            raise ValueError(
+                "With covariates, X must hold every step right after the end of the data "
+                f"(it starts {int(steps[0])} steps after it): the covariates of the skipped "
+                "steps are unknown. Pass their rows too, or update() the model with the "
+                "observed gap first."
+            )
+        # X's own index labels the forecasts only where it says which steps they are
+        keep_index = (
+            axis.kind is not None
+            and index is not None
+            and (isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) or not is_positionless(index))
+        )
+        return {
+            "series": np.array([0]),
+            "steps": [steps],
+            "x": None if x is None else [x],
+            "index": X.index if keep_index else None,
+            "h": None,
+        }
+
+    def _rows_and_index(self, X, what):
+        if isinstance(X, pd.Series | pd.DataFrame):
+            n, index = len(X), X.index
+            if (
+                not self._layout_["covariates"]
+                and isinstance(X, pd.DataFrame)
+                and X.shape[1] not in (0, self._layout_["n_targets"])
+            ):
+                raise ValueError(
+                    f"X has {X.shape[1]} features, but RNNForecaster is expecting "
+                    f"{self._layout_['n_targets']} features as input (the target columns "
+                    "seen by fit); only X's length and index are used."
+                )
+        else:
+            try:
+                arr = np.asarray(X)
+            except Exception:
+                raise TypeError(
+                    f"{what} must be rows (a pandas object or an array), got {type(X).__name__}."
+                ) from None
+            if arr.ndim == 0:
+                raise TypeError(f"{what} must be an int h >= 1 or rows, got the scalar {X!r}.")
+            if self._layout_["covariates"] and arr.ndim != 2:
+                raise ValueError(
+                    f"Expected 2D array, got {arr.ndim}D array instead. Reshape your data: "
+                    "covariates X need one row per future step and one column per covariate, "
+                    "e.g. X.reshape(-1, 1) if it has a single feature."
+                )
+            if (
+                not self._layout_["covariates"]
+                and arr.ndim == 2
+                and arr.shape[1] not in (0, self._layout_["n_targets"])
+            ):
+                raise ValueError(
+                    f"X has {arr.shape[1]} features, but RNNForecaster is expecting "
+                    f"{self._layout_['n_targets']} features as input (the target columns "
+                    "seen by fit); only X's length is used."
+                )
+            n, index = len(arr), None
+        if n == 0:
+            raise ValueError(
+                f"{what} is empty (0 samples): pass at least one future row, or an int h."
+            )
+        return n, index
+
+    def _future_covariates(self, X, n):
+        x = validate_data(
+            self, X, reset=False, dtype=np.float64, ensure_all_finite=True, ensure_2d=True
+        )
+        return (x - self._x_loc_) / self._x_scale_
+
+    def _plan_panel(self, X) -> dict:
+        layout = self._layout_
+        if not isinstance(X, pd.Series | pd.DataFrame) or not isinstance(X.index, pd.MultiIndex):
+            raise TypeError(
+                "This model was fitted on a panel (a (series id, time) MultiIndex): X must be "
+                "a pandas object with the same two-level index, giving the future rows of each "
+                "series, or use predict(h)."
+            )
+        n, _ = self._rows_and_index(X, "X")
+        x_all = self._future_covariates(X, n) if layout["covariates"] else None
+        ids, offsets = panel_blocks(X.index, "X")
+        known = layout["ids"]
+        pos = known.get_indexer(ids)
+        if (pos < 0).any():
+            unknown = ids[pos < 0][:3].tolist()
+            raise ValueError(
+                f"X has series not seen by fit: {unknown}. The global model forecasts only "
+                "series whose history it holds: fit (or update) with them first."
+            )
+        times = X.index.get_level_values(1)
+        steps, xs = [], []
+        for j, k in enumerate(pos):
+            seg = times[offsets[j] : offsets[j + 1]]
+            st = steps_ahead(
+                self._ends_[k], layout["axis"], seg, len(seg), f"X (series {ids[j]!r})"
+            )
+            if layout["covariates"] and not np.array_equal(st, np.arange(1, len(st) + 1)):
+                raise ValueError(
+                    f"With covariates, X must hold every step right after the end of series "
+                    f"{ids[j]!r}: the covariates of skipped steps are unknown."
+                )
+            steps.append(st)
+            if x_all is not None:
+                xs.append(x_all[offsets[j] : offsets[j + 1]])
+        return {
+            "series": pos,
+            "steps": steps,
+            "x": xs if x_all is not None else None,
+            "index": X.index,
+            "h": None,
+        }
+
+    def _run_forecast(self, plan) -> list:
+        """Forecasts in original units, one (len(steps), C) array per planned series."""
+        series = plan["series"]
+        n_steps = int(max(int(s.max()) for s in plan["steps"]))
+        y_tail = self._y_tail_[series]
+        x_tail = None if self._x_tail_ is None else self._x_tail_[series]
+        x_future = None
+        if plan["x"] is not None:
+            K = self._x_tail_.shape[2]
+            x_future = np.zeros((len(series), n_steps, K))
+            for j, x in enumerate(plan["x"]):
+                x_future[j, : len(x)] = x
+                x_future[j, len(x) :] = x[-1]
+        H = self._net_config_["n_out"] // self._layout_["n_targets"]
+        scaled = _training.forecast(
+            self.module_,
+            y_tail,
+            x_tail,
+            x_future,
+            n_steps,
+            H,
+            self.device_,
+            next(self.module_.parameters()).dtype,
+        )
+        out = []
+        for j, k in enumerate(series):
+            vals = scaled[j, plan["steps"][j] - 1]
+            out.append(vals * self._y_scale_[k] + self._y_loc_[k])
+        return out
+
+    def _assemble(self, values: list, plan):
+        layout = self._layout_
+        stacked = np.concatenate(values, axis=0) if values else np.empty((0, 1))
+        if layout["kind"] == "array":
+            return stacked[:, 0] if layout["ndim"] == 1 else stacked
+        axis = layout["axis"]
+        if plan["index"] is not None:
+            index = plan["index"]
+        else:
+            parts = []
+            for j, k in enumerate(plan["series"]):
+                steps = plan["steps"][j]
+                future = future_index(self._ends_[k], axis, int(steps.max()))
+                contiguous = np.array_equal(steps, np.arange(1, len(steps) + 1))
+                parts.append(future if contiguous else future[steps - 1])
+            if layout["ids"] is None:
+                index = parts[0]
+            else:
+                ids = np.repeat(np.asarray(layout["ids"])[plan["series"]], [len(p) for p in parts])
+                times = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
+                index = pd.MultiIndex.from_arrays(
+                    [ids, times], names=[layout["id_name"], axis.name]
+                )
+        if layout["kind"] == "series":
+            return pd.Series(stacked[:, 0], index=index, name=layout["name"])
+        return pd.DataFrame(stacked, index=index, columns=layout["columns"])
+
+    # ----------------------------------------------------------------------------------------
+    # score
+    # ----------------------------------------------------------------------------------------
+
+    def score(self, X, y=None):
+        """Negative MASE of the forecasts of ``X``'s rows (greater is better).
+
+        MASE (m=1): mean absolute error divided by the mean absolute one-step change of the
+        training data (stored at fit), per series and target column, then averaged; the
+        plain mean absolute error where that change is 0.
+
+        Parameters
+        ----------
+        X : pd.Series, pd.DataFrame or array-like
+            Target only: the true future values (their length and index say what to
+            forecast). With covariates: the future covariates.
+        y : pd.Series, pd.DataFrame, array-like or None, default=None
+            With covariates: the true future values.
+
+        Returns
+        -------
+        score : float
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from tsrnn import RNNForecaster
+        >>> y = np.sin(np.arange(80) / 3)
+        >>> model = RNNForecaster(hidden_size=4, max_epochs=3, random_state=0).fit(y[:70])
+        >>> bool(model.score(y[70:]) < 0)
+        True
+        """
+        check_is_fitted(self)
+        if self._layout_["covariates"]:
+            if y is None:
+                raise ValueError(
+                    "This model was fitted with covariates: score(X, y) needs the future "
+                    "covariates X and the true values y."
+                )
+            truth = y
+        else:
+            if y is not None:
+                raise ValueError(
+                    "This model was fitted on a target only (fit(y)): call score(y_future) "
+                    "with the true future values as the one argument."
+                )
+            truth = X
+        pred = self.predict(X)
+        true = (
+            check_target(truth, "y", freq=self.freq_)
+            if isinstance(truth, pd.Series | pd.DataFrame)
+            and isinstance(truth.index, pd.MultiIndex)
+            else None
+        )
+        t_arr = true.values if true is not None else _to_2d(truth, "y")
+        p_arr = np.asarray(pred, dtype=np.float64).reshape(len(t_arr), -1)
+        if t_arr.shape != p_arr.shape:
+            raise ValueError(
+                f"y has shape {t_arr.shape} but the forecasts have {p_arr.shape}: pass one "
+                "true value per forecast row and target column."
+            )
+        if self._layout_["ids"] is not None:
+            ids = self._layout_["ids"].get_indexer(truth.index.get_level_values(0))
+        else:
+            ids = np.zeros(len(t_arr), dtype=np.int64)
+        err = np.abs(t_arr - p_arr)
+        scores = []
+        for k in np.unique(ids):
+            e = err[ids == k].mean(axis=0)
+            s = self.mase_scale_[k]
+            scores.append(np.where(s > 0, e / np.where(s > 0, s, 1.0), e).mean())
+        return -float(np.mean(scores))
+
+    # ----------------------------------------------------------------------------------------
+    # update
+    # ----------------------------------------------------------------------------------------
+
+    def update(self, X, y=None):
+        """Append observations that continue the series; ``predict`` then starts from them.
+
+        The network and the scaling are not refitted.
+
+        Parameters
+        ----------
+        X : pd.Series, pd.DataFrame or array-like
+            Target only: the new target rows. With covariates: their covariates.
+        y : pd.Series, pd.DataFrame, array-like or None, default=None
+            With covariates: the new target rows.
+
+        Returns
+        -------
+        self : RNNForecaster
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd
+        >>> from tsrnn import RNNForecaster
+        >>> index = pd.date_range("2000-01", periods=60, freq="MS")
+        >>> y = pd.Series(np.sin(np.arange(60) / 3), index=index)
+        >>> model = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0).fit(y[:50])
+        >>> model.predict(1).index[0].strftime("%Y-%m")
+        '2004-03'
+        >>> model.update(y[50:]).predict(1).index[0].strftime("%Y-%m")
+        '2005-01'
+        """
+        check_is_fitted(self)
+        layout = self._layout_
+        if layout["covariates"]:
+            if y is None:
+                raise ValueError(
+                    "This model was fitted with covariates: update(X_new, y_new) needs the new "
+                    "covariates and the new target rows."
+                )
+            target, covs = y, X
+        else:
+            if y is not None:
+                raise ValueError(
+                    "This model was fitted on a target only: call update(y_new) with the new "
+                    "rows as the one argument."
+                )
+            target, covs = X, None
+        if layout["ids"] is not None and not (
+            isinstance(target, pd.Series | pd.DataFrame) and isinstance(target.index, pd.MultiIndex)
+        ):
+            raise TypeError(
+                "This model was fitted on a panel: update needs the new rows as a pandas "
+                "object with the same (series id, time) MultiIndex."
+            )
+        if layout["kind_from_covariates"] and isinstance(covs, pd.DataFrame):
+            arr = np.asarray(target)
+            target = (
+                pd.Series(arr, index=covs.index)
+                if arr.ndim == 1
+                else pd.DataFrame(arr, index=covs.index)
+            )
+        new = check_target(target, "y_new", freq=self.freq_)
+        if new.n_columns != layout["n_targets"]:
+            raise ValueError(
+                f"y_new has {new.n_columns} target column(s) but the model was fitted on "
+                f"{layout['n_targets']} target column(s): pass new rows of the same columns."
+            )
+        x_new = None
+        if covs is not None:
+            x_new = validate_data(
+                self,
+                covs,
+                reset=False,
+                dtype=np.float64,
+                ensure_all_finite=True,
+                ensure_2d=True,
+            )
+            if len(x_new) != len(new.values):
+                raise ValueError(
+                    f"X_new has {len(x_new)} rows but y_new has {len(new.values)}: one row of "
+                    "covariates per new time step."
+                )
+            x_new = (x_new - self._x_loc_) / self._x_scale_
+        if layout["ids"] is not None:
+            pos = layout["ids"].get_indexer(new.ids)
+            if (pos < 0).any():
+                raise ValueError(
+                    f"y_new has series not seen by fit: {new.ids[pos < 0][:3].tolist()}. "
+                    "Refit the model to add series."
+                )
+        else:
+            pos = np.array([0])
+        y_tail, x_tail = (
+            self._y_tail_.copy(),
+            None if self._x_tail_ is None else (self._x_tail_.copy()),
+        )
+        ends = list(self._ends_)
+        axis = layout["axis"]
+        L = y_tail.shape[1]
+        W = self.window_
+        for j, k in enumerate(pos):
+            seg = new.series(j)
+            n = len(seg)
+            index = None if new.index is None else new.index[j]
+            if layout["kind"] == "array" and not layout["kind_from_covariates"]:
+                index = None
+            st = steps_ahead(ends[k], axis, index, n, "y_new")
+            if not np.array_equal(st, np.arange(1, n + 1)):
+                raise ValueError(
+                    "y_new must continue the series right after its end "
+                    f"({ends[k]!r}); it starts {int(st[0])} steps later. Pass the missing "
+                    "rows too."
+                )
+            scaled = (seg - self._y_loc_[k]) / self._y_scale_[k]
+            y_tail[k] = np.concatenate([y_tail[k], scaled])[-L:]
+            if x_tail is not None:
+                xs = x_new[new.offsets[j] : new.offsets[j + 1]]
+                x_tail[k] = np.concatenate([x_tail[k], xs])[-W:]
+            if axis.kind is None or (index is None and axis.kind == "range"):
+                ends[k] = ends[k] + n * (axis.step if axis.kind == "range" else 1)
+            elif index is None:
+                ends[k] = future_index(ends[k], axis, n)[-1]
+            else:
+                ends[k] = index[-1]
+        self._y_tail_, self._x_tail_, self._ends_ = y_tail, x_tail, ends
+        return self
+
+    # ----------------------------------------------------------------------------------------
+    # scikit-learn and pickling
+    # ----------------------------------------------------------------------------------------
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.target_tags.multi_output = True
+        tags.regressor_tags.poor_score = True
+        return tags
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if "module_" in state:
+            state = dict(state)
+            net = state.pop("module_")
+            state["_module_state_"] = {
+                k: v.detach().cpu().numpy().copy() for k, v in net.state_dict().items()
+            }
+            state["_module_dtype_"] = str(next(net.parameters()).dtype).replace("torch.", "")
+            state["device_"] = str(state["device_"])
+        state["_tsrnn_version"] = _version()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        saved_version = state.pop("_tsrnn_version", None)
+        if saved_version is not None and saved_version != _version():
+            import tsrnn.exceptions
+
+            category = getattr(tsrnn.exceptions, "InconsistentVersionWarning", UserWarning)
+            warnings.warn(
+                f"Trying to unpickle RNNForecaster from tsrnn version {saved_version} when "
+                f"using version {_version()}. This might lead to breaking code or invalid "
+                "results: refit the model with this version, or install the one it was saved "
+                "with.",
+                category,
+                stacklevel=2,
+            )
+        module_state = state.pop("_module_state_", None)
+        dtype_name = state.pop("_module_dtype_", None)
+        super().__setstate__(state)
+        if module_state is not None:
+            device = torch.device(self.device_)
+            backend = self.backend_
+            if device.type == "cuda" and not torch.cuda.is_available():
+                # trained on a GPU, loaded where there is none: run on the CPU's kernels
+                device = torch.device("cpu")
+                backend = "auto" if self.backend in ("auto", "triton") else self.backend
+            try:
+                backend = resolve_backend(backend, device, dtype_name)
+            except BackendUnavailableError:
+                backend = resolve_backend("auto", device, dtype_name)
+            config = dict(self._net_config_, backend=backend)
+            net = _training.ForecastNet(**config)
+            net.load_state_dict({k: torch.from_numpy(v) for k, v in module_state.items()})
+            self.module_ = net.to(device=device, dtype=getattr(torch, dtype_name)).eval()
+            self.device_ = device
+            self.backend_ = backend
+            self._net_config_ = config
+
+
+def _to_2d(values, what) -> np.ndarray:
+    if isinstance(values, pd.Series | pd.DataFrame):
+        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    else:
+        arr = np.asarray(values, dtype=np.float64)
+    arr = arr.reshape(len(arr), -1)
+    if not np.isfinite(arr).all():
+        raise ValueError(
+            f"{what} contains NaN or inf: score needs finite true values. Drop or fill them."
+        )
+    return arr

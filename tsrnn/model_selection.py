@@ -1,0 +1,130 @@
+"""Cross-validation for panels of many series: :class:`PanelSplit`.
+
+For one series, scikit-learn's :class:`~sklearn.model_selection.TimeSeriesSplit` already does the
+job with :class:`tsrnn.RNNForecaster`. A panel (rows indexed by a two-level ``MultiIndex``
+(series id, time), series stacked one after another) needs every series cut at the same time
+points instead of at the same row numbers: that is :class:`PanelSplit`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import BaseCrossValidator
+
+__all__ = ["PanelSplit"]
+
+
+class PanelSplit(BaseCrossValidator):
+    """Time-series cross-validation that cuts every series of a panel at the same time points.
+
+    The distinct time stamps of the panel are split like
+    :class:`~sklearn.model_selection.TimeSeriesSplit` splits rows: fold ``i`` trains on every
+    row before its cut (minus ``gap`` steps) and tests on the next ``test_size`` time stamps,
+    so successive training sets grow. A series with no training rows in a fold (it starts
+    later) is left out of that fold's test rows: a global model can only forecast series whose
+    history it has seen.
+
+    Parameters
+    ----------
+    n_splits : int, default=5
+        Number of folds (>= 1).
+    test_size : int or None, default=None
+        Time stamps per test fold; ``None``: ``n_times // (n_splits + 1)``.
+    gap : int, default=0
+        Time stamps left out between each training set and its test set.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from tsrnn.model_selection import PanelSplit
+    >>> index = pd.MultiIndex.from_product(
+    ...     [["a", "b"], pd.date_range("2000-01", periods=6, freq="MS")], names=["id", "time"])
+    >>> y = pd.Series(np.arange(12.0), index=index)
+    >>> for train, test in PanelSplit(n_splits=2, test_size=2).split(y):
+    ...     print(train, test)
+    [0 1 6 7] [2 3 8 9]
+    [0 1 2 3 6 7 8 9] [ 4  5 10 11]
+    """
+
+    def __init__(self, n_splits=5, *, test_size=None, gap=0):
+        self.n_splits = n_splits
+        self.test_size = test_size
+        self.gap = gap
+
+    def _check_params(self):
+        for name, low in (("n_splits", 1), ("gap", 0)):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or value < low:
+                raise ValueError(
+                    f"The '{name}' parameter of PanelSplit must be an int >= {low}. Got "
+                    f"{value!r} instead."
+                )
+        if self.test_size is not None and (
+            not isinstance(self.test_size, numbers.Integral) or self.test_size < 1
+        ):
+            raise ValueError(
+                "The 'test_size' parameter of PanelSplit must be an int >= 1 or None. Got "
+                f"{self.test_size!r} instead."
+            )
+
+    @staticmethod
+    def _panel_index(X, y) -> pd.MultiIndex:
+        for data in (X, y):
+            if isinstance(data, pd.Series | pd.DataFrame) and isinstance(data.index, pd.MultiIndex):
+                if data.index.nlevels != 2:
+                    raise ValueError(
+                        "PanelSplit needs a two-level MultiIndex (series id, time), got "
+                        f"{data.index.nlevels} levels."
+                    )
+                return data.index
+        raise TypeError(
+            "PanelSplit splits a panel: pass a pandas Series or DataFrame indexed by a "
+            "two-level MultiIndex (series id, time). For a single series use "
+            "sklearn.model_selection.TimeSeriesSplit."
+        )
+
+    def split(self, X, y=None, groups=None):
+        """Generate row positions of the training and test set of each fold.
+
+        Parameters
+        ----------
+        X : pd.Series or pd.DataFrame
+            The panel (or covariates with the panel's index; then ``y`` may hold it instead).
+        y : ignored unless ``X`` has no panel index
+        groups : ignored
+
+        Yields
+        ------
+        train, test : ndarray of int
+            Row positions.
+        """
+        self._check_params()
+        index = self._panel_index(X, y)
+        times = index.get_level_values(1)
+        ids = index.get_level_values(0)
+        stamps = np.sort(pd.unique(np.asarray(times)))
+        n_times = len(stamps)
+        test_size = self.test_size or n_times // (self.n_splits + 1)
+        need = self.n_splits * test_size + self.gap + 1
+        if test_size < 1 or n_times < need:
+            raise ValueError(
+                f"The panel has {n_times} distinct time stamps, too few for n_splits="
+                f"{self.n_splits} test folds of test_size={test_size} with gap={self.gap} "
+                f"(at least {need} are needed). Lower n_splits or test_size."
+            )
+        t = np.asarray(times)
+        positions = np.arange(len(index))
+        for i in range(self.n_splits):
+            start = n_times - (self.n_splits - i) * test_size
+            train_mask = t < stamps[start - self.gap]
+            test_mask = (t >= stamps[start]) & (t <= stamps[start + test_size - 1])
+            trained_ids = pd.unique(np.asarray(ids[train_mask]))
+            test_mask &= np.asarray(ids.isin(trained_ids))
+            yield positions[train_mask], positions[test_mask]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        """The number of folds, ``n_splits``."""
+        return self.n_splits
