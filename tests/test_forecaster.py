@@ -16,7 +16,7 @@ from sklearn.exceptions import NotFittedError
 import tsrnn
 import tsrnn._training as training
 from tsrnn import RNNForecaster
-from tsrnn.exceptions import InterruptedFitWarning
+from tsrnn.exceptions import InconsistentVersionWarning, InterruptedFitWarning
 
 TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
 
@@ -553,7 +553,7 @@ def test_unpickling_warns_on_another_tsrnn_version():
     state = model.__getstate__()
     state["_tsrnn_version"] = "0.0.1"
     fresh = RNNForecaster.__new__(RNNForecaster)
-    with pytest.warns(UserWarning, match="from tsrnn version 0.0.1"):
+    with pytest.warns(InconsistentVersionWarning, match="from tsrnn version 0.0.1"):
         fresh.__setstate__(state)
     np.testing.assert_allclose(fresh.predict(3), model.predict(3))
 

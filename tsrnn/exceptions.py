@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from tsrnn.kernels.common.registry import BackendUnavailableError
 
-__all__ = ["BackendUnavailableError", "FallbackWarning"]
+# Also, built on first use (they subclass scikit-learn's): ConvergenceWarning,
+# InterruptedFitWarning, NotFittedError.
+__all__ = ["BackendUnavailableError", "FallbackWarning", "InconsistentVersionWarning"]
 
 
 class FallbackWarning(UserWarning):
     """A fast path could not run and a slower, correct one was used instead."""
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A model pickled by another tsrnn version was loaded; refit it or use that version."""
 
 
 def __getattr__(name):

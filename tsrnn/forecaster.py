@@ -1091,15 +1091,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         state = dict(state)
         saved_version = state.pop("_tsrnn_version", None)
         if saved_version is not None and saved_version != _version():
-            import tsrnn.exceptions
+            from tsrnn.exceptions import InconsistentVersionWarning
 
-            category = getattr(tsrnn.exceptions, "InconsistentVersionWarning", UserWarning)
             warnings.warn(
                 f"Trying to unpickle RNNForecaster from tsrnn version {saved_version} when "
                 f"using version {_version()}. This might lead to breaking code or invalid "
                 "results: refit the model with this version, or install the one it was saved "
                 "with.",
-                category,
+                InconsistentVersionWarning,
                 stacklevel=2,
             )
         module_state = state.pop("_module_state_", None)
