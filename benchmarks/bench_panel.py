@@ -1,0 +1,80 @@
+"""Many series in one global model: fit time per epoch and peak memory.
+
+Generates panels with ``tsrnn.datasets.make_panel`` (series of 200 points each) and fits one
+``RNNForecaster`` for one epoch, each run in a fresh process so its peak memory (max RSS above
+the process's baseline after the data is made) is its own. Memory must grow with the data, not
+with the number of windows: at a fixed panel, a longer window multiplies the values a
+materialised (windows x window) array would hold, but must not change the peak.
+
+Usage::
+
+    python benchmarks/bench_panel.py          # writes results/panel.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import machine_header, print_header, table, write_json
+
+RUNS = [(1_000, 24), (10_000, 24), (10_000, 96)]
+LENGTH = 200
+
+_CHILD = """
+import json, resource, sys, time
+import numba, torch
+torch.set_num_threads(2)
+from tsrnn import RNNForecaster
+from tsrnn.datasets import make_panel
+n_series, window, length = {n}, {w}, {length}
+y = make_panel(n_series, min_length=length, max_length=length, random_state=0)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+model = RNNForecaster(hidden_size=32, window=window, batch_size=256, max_epochs=1,
+                      early_stopping=False, random_state=0, n_threads=2)
+t0 = time.perf_counter()
+model.fit(y)
+fit_s = time.perf_counter() - t0
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+n_windows = n_series * (length - window)
+print(json.dumps(dict(
+    n_series=n_series, window=window, points=len(y), n_windows=n_windows,
+    data_mb=y.to_numpy().nbytes / 2**20,
+    materialised_mb=n_windows * (window + 1) * 4 / 2**20,
+    epoch_s=model.history_[0]["seconds"], fit_s=fit_s, peak_above_base_mb=(peak - base) / 1024,
+)))
+"""
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.parse_args(argv)
+    import tsrnn
+
+    tsrnn.warmup(cells=["gru"], dtypes=["float32"])
+    rows = []
+    for n, w in RUNS:
+        code = _CHILD.format(n=n, w=w, length=LENGTH)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True)
+        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        print(f"  {n} series, window {w}: {rows[-1]['epoch_s']:.1f} s/epoch", file=sys.stderr)
+    info = machine_header(2)
+    print_header(info)
+    print(table(rows, [
+        ("n_series", "series", "d"), ("window", "window", "d"), ("points", "points", "d"),
+        ("n_windows", "windows", "d"), ("data_mb", "data MiB", ".1f"),
+        ("materialised_mb", "as windows MiB", ".0f"), ("peak_above_base_mb", "peak +MiB", ".0f"),
+        ("epoch_s", "s/epoch", ".1f"), ("fit_s", "fit s", ".1f"),
+    ]))
+    path = write_json("panel", {"machine": info, "rows": rows})
+    print(f"# written {path}")
+
+
+if __name__ == "__main__":
+    main()
