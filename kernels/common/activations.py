@@ -100,3 +100,29 @@ def _sigmoid_overload(x):
         return one / (one + fast_exp(-x))
 
     return impl
+
+
+def _is_float32(x) -> bool:
+    return isinstance(x, types.Float) and x.bitwidth == 32
+
+
+def one_minus(x):
+    """1 - x in the precision of ``x`` (a literal ``1.0`` would promote float32 to float64)."""
+    return 1.0 - x
+
+
+@overload(one_minus, inline="always")
+def _one_minus_overload(x):
+    one = np.float32(1.0) if _is_float32(x) else 1.0
+    return lambda x: one - x
+
+
+def relu(x):
+    """max(x, 0) in the precision of ``x``; NaN stays NaN."""
+    return 0.0 if x < 0.0 else x
+
+
+@overload(relu, inline="always")
+def _relu_overload(x):
+    zero = np.float32(0.0) if _is_float32(x) else 0.0
+    return lambda x: zero if x < zero else x

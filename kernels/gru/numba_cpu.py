@@ -1,15 +1,20 @@
 """GRU forward and backward through time as Numba CPU kernels.
 
-Dimension legend: T time steps, B batch, H hidden size, G = 3 gates (r, z, n), GH = 3H.
+Dimension legend: T time steps, B batch, H hidden size, G = 3 gates (r, z, n), GH = 3H,
+R batch rows per block.
 
 Equations (torch's form, the reset gate applied to the recurrent product of n)::
 
     gh = W_hh h + b_hh                        (GH,)
     r = σ(gx_r + gh_r),  z = σ(gx_z + gh_z),  n = tanh(gx_n + r * gh_n)
-    h' = (1 - z) * n + z * h
+    h' = (1 - z) * n + z * h  =  n + z * (h - n)
 
-The kernel owns the time loop; batch rows are independent, so threads split the batch
-(``prange``) and each runs every step of its rows. Saved for backward: the activated gates
+The kernel owns the time loop; batch rows are independent, so threads split the batch into
+blocks of R rows (``prange`` over blocks) and each advances its block through every step, the
+recurrent product of the block done at once (:func:`rows_matmul_add`). The gate math runs as
+short loops over contiguous rows, each writing one array that none of its reads can overlap
+(LLVM vectorises a loop only when a few runtime alias checks prove that; a loop reading and
+writing one array at offsets H apart stays scalar). Saved for backward: the activated gates
 (T, B, 3H) and ``gh_n`` (T, B, H).
 """
 
@@ -19,65 +24,85 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import fast_tanh, sigmoid
+from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import matvec_add
+from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
 
 GATES = 3
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_hh, b_hh, h0, out, hn, gates, ghn, save):
+def _forward(gx, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
     T, B, GH = gx.shape
     H = GH // 3
-    for b in prange(B):
-        h = h0[b].copy()
-        gh = np.empty(GH, dtype=gx.dtype)
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        h = np.empty((R, H), dtype=gx.dtype)
+        h[:nr] = h0[b0:b0 + nr]
+        gh = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
         for t in range(T):
-            matvec_add(w_hh, h, b_hh, gh)
-            for j in range(H):
-                r = sigmoid(gx[t, b, j] + gh[j])
-                z = sigmoid(gx[t, b, H + j] + gh[H + j])
-                n = fast_tanh(gx[t, b, 2 * H + j] + r * gh[2 * H + j])
-                hj = (1.0 - z) * n + z * h[j]
-                h[j] = hj  # h[j] is not read again this step: the product is done
-                out[t, b, j] = hj
+            for r in range(nr):
+                for j in range(GH):
+                    gh[r, j] = b_hh[j]
+            rows_matmul_add(h, w_t, gh, nr)  # gh = b_hh + h @ W_hh^T
+            for r in range(nr):
+                b = b0 + r
+                g, x, hr, o = gh[r], gx[t, b], h[r], out[t, b]
+                for j in range(2 * H):  # r, z in place
+                    g[j] = sigmoid(x[j] + g[j])
+                for j in range(H):  # n, into out's row (in place would alias g's reads)
+                    o[j] = fast_tanh(x[2 * H + j] + g[j] * g[2 * H + j])
                 if save:
-                    gates[t, b, j] = r
-                    gates[t, b, H + j] = z
-                    gates[t, b, 2 * H + j] = n
-                    ghn[t, b, j] = gh[2 * H + j]
-        hn[b] = h
+                    for j in range(2 * H):
+                        gates[t, b, j] = g[j]
+                    for j in range(H):
+                        gates[t, b, 2 * H + j] = o[j]
+                    for j in range(H):
+                        ghn[t, b, j] = g[2 * H + j]
+                for j in range(H):
+                    o[j] += g[H + j] * (hr[j] - o[j])
+                for j in range(H):
+                    hr[j] = o[j]
+        hn[b0:b0 + nr] = h[:nr]
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, w_t, h0, out, gates, ghn, d_gx, d_gh, d_h0):
+def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, d_gx, d_gh, d_h0, R):
     T, B, GH = gates.shape
     H = GH // 3
-    for b in prange(B):
-        dh = grad_hn[b].copy()
-        dhz = np.empty(H, dtype=gates.dtype)
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
+        dh[:nr, :H] = grad_hn[b0:b0 + nr]
         for t in range(T - 1, -1, -1):
-            for j in range(H):
-                dhj = dh[j] + grad_out[t, b, j]
-                hp = out[t - 1, b, j] if t > 0 else h0[b, j]
-                r = gates[t, b, j]
-                z = gates[t, b, H + j]
-                n = gates[t, b, 2 * H + j]
-                dn = dhj * (1.0 - z) * (1.0 - n * n)
-                dz = dhj * (hp - n) * z * (1.0 - z)
-                dr = dn * ghn[t, b, j] * r * (1.0 - r)
-                d_gx[t, b, j] = dr
-                d_gx[t, b, H + j] = dz
-                d_gx[t, b, 2 * H + j] = dn
-                d_gh[t, b, j] = dr
-                d_gh[t, b, H + j] = dz
-                d_gh[t, b, 2 * H + j] = dn * r
-                dhz[j] = dhj * z
-            matvec_add(w_t, d_gh[t, b], dhz, dh)  # dh_prev = W_hh^T d_gh + dh * z
-        d_h0[b] = dh
+            for r in range(nr):
+                b = b0 + r
+                d, g, dx, dg = dh[r], gates[t, b], d_gx[t, b], d_gh[t, b]
+                hp = out[t - 1, b] if t > 0 else h0[b]
+                gn = ghn[t, b]
+                go = grad_out[t, b]
+                for j in range(H):
+                    d[j] += go[j]
+                for j in range(H):  # dn
+                    z, n = g[H + j], g[2 * H + j]
+                    dx[2 * H + j] = d[j] * one_minus(z) * one_minus(n * n)
+                for j in range(H):  # dz
+                    z, n = g[H + j], g[2 * H + j]
+                    dx[H + j] = d[j] * (hp[j] - n) * z * one_minus(z)
+                for j in range(H):
+                    dg[2 * H + j] = dx[2 * H + j] * g[j]
+                for j in range(H):  # dr = dn * gh_n * r * (1 - r)
+                    dx[j] = dg[2 * H + j] * gn[j] * one_minus(g[j])
+                for j in range(2 * H):
+                    dg[j] = dx[j]
+                for j in range(H):  # the direct path h -> h' through z
+                    d[j] *= g[H + j]
+            rows_matmul_add(d_gh[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
+        d_h0[b0:b0 + nr] = dh[:nr, :H]
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
@@ -94,8 +119,8 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     gates = torch.empty(shape_g, dtype=gx.dtype)
     ghn = torch.empty(shape_n, dtype=gx.dtype)
     _forward(
-        as_array(gx), as_array(w_hh), as_array(b_hh), as_array(h0),
-        out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save,
+        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save, block_rows(B),
     )
     return out, hn, None, ((gates, ghn) if save else ())
 
@@ -108,7 +133,8 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     d_gh = torch.empty((T, B, GH), dtype=gates.dtype)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), as_array(w_hh.T), as_array(h0), as_array(out),
-        as_array(gates), as_array(ghn), d_gx.numpy(), d_gh.numpy(), d_h0.numpy(),
+        as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(h0),
+        as_array(out), as_array(gates), as_array(ghn), d_gx.numpy(), d_gh.numpy(),
+        d_h0.numpy(), block_rows(B),
     )
     return d_gx, d_gh, d_h0, None

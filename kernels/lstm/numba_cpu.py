@@ -1,13 +1,16 @@
 """LSTM forward and backward through time as Numba CPU kernels.
 
-Dimension legend: T time steps, B batch, H hidden size, G = 4 gates (i, f, g, o), GH = 4H.
+Dimension legend: T time steps, B batch, H hidden size, G = 4 gates (i, f, g, o), GH = 4H,
+R batch rows per block.
 
     pre = gx + W_hh h + b_hh                                  (GH,)
     i, f, o = σ(pre_i), σ(pre_f), σ(pre_o);  g = tanh(pre_g)
     c' = f * c + i * g;   h' = o * tanh(c')
 
-The kernel owns the time loop; threads split the batch (``prange``). Saved for backward: the
-activated gates (T, B, 4H) and the cell states (T, B, H).
+The kernel owns the time loop; threads split the batch into blocks of R rows (``prange`` over
+blocks), each advanced through every step with one blocked recurrent product
+(:func:`rows_matmul_add`); the gate math runs as short loops, each writing one array, that
+LLVM vectorises. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
 """
 
 from __future__ import annotations
@@ -16,72 +19,107 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import fast_tanh, sigmoid
+from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import matvec_add
+from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
 
 GATES = 4
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_hh, b_hh, h0, c0, out, hn, cn, gates, cs, save):
+def _forward(gx, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, save, R):
     T, B, GH = gx.shape
     H = GH // 4
-    for b in prange(B):
-        h = h0[b].copy()
-        c = c0[b].copy()
-        gh = np.empty(GH, dtype=gx.dtype)
-        for t in range(T):
-            matvec_add(w_hh, h, b_hh, gh)
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        h = np.zeros((R, H), dtype=gx.dtype)
+        c = np.zeros((R, H), dtype=gx.dtype)
+        for r in range(nr):
             for j in range(H):
-                i = sigmoid(gx[t, b, j] + gh[j])
-                f = sigmoid(gx[t, b, H + j] + gh[H + j])
-                g = fast_tanh(gx[t, b, 2 * H + j] + gh[2 * H + j])
-                o = sigmoid(gx[t, b, 3 * H + j] + gh[3 * H + j])
-                cj = f * c[j] + i * g
-                hj = o * fast_tanh(cj)
-                c[j] = cj
-                h[j] = hj
-                out[t, b, j] = hj
+                h[r, j] = h0[b0 + r, j]
+                c[r, j] = c0[b0 + r, j]
+        pre = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
+        for t in range(T):
+            for r in range(nr):
+                x = gx[t, b0 + r]
+                for j in range(GH):
+                    pre[r, j] = x[j] + b_hh[j]
+            rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
+            for r in range(nr):
+                b = b0 + r
+                g, cr, o = pre[r], c[r], out[t, b]
+                for j in range(2 * H):  # i, f in place
+                    g[j] = sigmoid(g[j])
+                for j in range(H):  # g
+                    g[2 * H + j] = fast_tanh(g[2 * H + j])
+                for j in range(H):  # o
+                    g[3 * H + j] = sigmoid(g[3 * H + j])
+                for j in range(H):
+                    cr[j] = g[H + j] * cr[j] + g[j] * g[2 * H + j]
+                for j in range(H):
+                    o[j] = g[3 * H + j] * fast_tanh(cr[j])
+                for j in range(H):
+                    h[r, j] = o[j]
                 if save:
-                    gates[t, b, j] = i
-                    gates[t, b, H + j] = f
-                    gates[t, b, 2 * H + j] = g
-                    gates[t, b, 3 * H + j] = o
-                    cs[t, b, j] = cj
-        hn[b] = h
-        cn[b] = c
+                    for j in range(GH):
+                        gates[t, b, j] = g[j]
+                    for j in range(H):
+                        cs[t, b, j] = cr[j]
+        for r in range(nr):
+            for j in range(H):
+                hn[b0 + r, j] = h[r, j]
+                cn[b0 + r, j] = c[r, j]
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, grad_cn, w_t, c0, gates, cs, d_pre, d_h0, d_c0):
+def _backward(grad_out, grad_hn, grad_cn, w_hh, c0, gates, cs, d_pre, d_h0, d_c0, R):
     T, B, GH = gates.shape
     H = GH // 4
-    zero = np.zeros(H, dtype=gates.dtype)
-    for b in prange(B):
-        dh = grad_hn[b].copy()
-        dc = grad_cn[b].copy()
-        for t in range(T - 1, -1, -1):
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
+        dc = np.zeros((R, H), dtype=gates.dtype)
+        for r in range(nr):
             for j in range(H):
-                dhj = dh[j] + grad_out[t, b, j]
-                i = gates[t, b, j]
-                f = gates[t, b, H + j]
-                g = gates[t, b, 2 * H + j]
-                o = gates[t, b, 3 * H + j]
-                cj = cs[t, b, j]
-                cp = cs[t - 1, b, j] if t > 0 else c0[b, j]
-                tc = fast_tanh(cj)
-                dcj = dc[j] + dhj * o * (1.0 - tc * tc)
-                d_pre[t, b, j] = dcj * g * i * (1.0 - i)
-                d_pre[t, b, H + j] = dcj * cp * f * (1.0 - f)
-                d_pre[t, b, 2 * H + j] = dcj * i * (1.0 - g * g)
-                d_pre[t, b, 3 * H + j] = dhj * tc * o * (1.0 - o)
-                dc[j] = dcj * f
-            matvec_add(w_t, d_pre[t, b], zero, dh)  # dh_prev = W_hh^T d_pre
-        d_h0[b] = dh
-        d_c0[b] = dc
+                dh[r, j] = grad_hn[b0 + r, j]
+                dc[r, j] = grad_cn[b0 + r, j]
+        for t in range(T - 1, -1, -1):
+            for r in range(nr):
+                b = b0 + r
+                d, dcr, g, go = dh[r], dc[r], gates[t, b], grad_out[t, b]
+                cr = cs[t, b]
+                cp = cs[t - 1, b] if t > 0 else c0[b]
+                dp = d_pre[t, b]
+                for j in range(H):
+                    d[j] += go[j]
+                for j in range(H):  # dc += dh * o * tanh'(c)
+                    tc = fast_tanh(cr[j])
+                    dcr[j] += d[j] * g[3 * H + j] * one_minus(tc * tc)
+                for j in range(H):  # d_o
+                    o = g[3 * H + j]
+                    dp[3 * H + j] = d[j] * fast_tanh(cr[j]) * o * one_minus(o)
+                for j in range(H):  # d_i
+                    i = g[j]
+                    dp[j] = dcr[j] * g[2 * H + j] * i * one_minus(i)
+                for j in range(H):  # d_f
+                    f = g[H + j]
+                    dp[H + j] = dcr[j] * cp[j] * f * one_minus(f)
+                for j in range(H):  # d_g
+                    gg = g[2 * H + j]
+                    dp[2 * H + j] = dcr[j] * g[j] * one_minus(gg * gg)
+                for j in range(H):
+                    dcr[j] *= g[H + j]
+                for j in range(H):
+                    d[j] = 0
+            rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
+        for r in range(nr):
+            for j in range(H):
+                d_h0[b0 + r, j] = dh[r, j]
+                d_c0[b0 + r, j] = dc[r, j]
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
@@ -101,8 +139,9 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     gates = torch.empty(shape_g, dtype=gx.dtype)
     cs = torch.empty(shape_c, dtype=gx.dtype)
     _forward(
-        as_array(gx), as_array(w_hh), as_array(b_hh), as_array(h0), as_array(c0),
-        out.numpy(), hn.numpy(), cn.numpy(), gates.numpy(), cs.numpy(), save,
+        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        as_array(c0), out.numpy(), hn.numpy(), cn.numpy(), gates.numpy(), cs.numpy(), save,
+        block_rows(B),
     )
     return out, hn, cn, ((gates, cs) if save else ())
 
@@ -119,7 +158,8 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), as_array(grad_cn), as_array(w_hh.T),
+        as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(as_array(w_hh)),
         as_array(c0), as_array(gates), as_array(cs), d_pre.numpy(), d_h0.numpy(), d_c0.numpy(),
+        block_rows(B),
     )
     return d_pre, d_pre, d_h0, d_c0

@@ -1,10 +1,12 @@
 """Elman RNN forward and backward through time as Numba CPU kernels.
 
-Dimension legend: T time steps, B batch, H hidden size, G = 1 gate.
+Dimension legend: T time steps, B batch, H hidden size, G = 1 gate, R batch rows per block.
 
     h' = act(gx + W_hh h + b_hh),   act = tanh | relu
 
-The kernel owns the time loop; threads split the batch (``prange``). Nothing beyond the
+The kernel owns the time loop; threads split the batch into blocks of R rows (``prange`` over
+blocks), each advanced through every step with one blocked recurrent product
+(:func:`rows_matmul_add`). Nothing beyond the
 outputs is saved for backward: act'(·) is recovered from ``h'`` itself
 (tanh: 1 - h'^2, relu: [h' > 0]).
 """
@@ -15,47 +17,71 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh
+from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import matvec_add
+from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
 
 GATES = 1
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_hh, b_hh, h0, out, hn, act):
+def _forward(gx, w_t, b_hh, h0, out, hn, act, R):
     T, B, H = gx.shape
-    for b in prange(B):
-        h = h0[b].copy()
-        gh = np.empty(H, dtype=gx.dtype)
-        for t in range(T):
-            matvec_add(w_hh, h, b_hh, gh)
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        h = np.zeros((R, H), dtype=gx.dtype)
+        for r in range(nr):
             for j in range(H):
-                pre = gx[t, b, j] + gh[j]
-                hj = fast_tanh(pre) if act == TANH else max(pre, 0.0)
-                h[j] = hj
-                out[t, b, j] = hj
-        hn[b] = h
+                h[r, j] = h0[b0 + r, j]
+        pre = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
+        for t in range(T):
+            for r in range(nr):
+                for j in range(H):
+                    pre[r, j] = gx[t, b0 + r, j] + b_hh[j]
+            rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
+            for r in range(nr):
+                o = out[t, b0 + r]
+                if act == TANH:
+                    for j in range(H):
+                        o[j] = fast_tanh(pre[r, j])
+                else:
+                    for j in range(H):
+                        o[j] = relu(pre[r, j])
+                for j in range(H):
+                    h[r, j] = o[j]
+        for r in range(nr):
+            for j in range(H):
+                hn[b0 + r, j] = h[r, j]
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, w_t, out, d_pre, d_h0, act):
+def _backward(grad_out, grad_hn, w_hh, out, d_pre, d_h0, act, R):
     T, B, H = out.shape
-    zero = np.zeros(H, dtype=out.dtype)
-    for b in prange(B):
-        dh = grad_hn[b].copy()
-        for t in range(T - 1, -1, -1):
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        dh = np.zeros((R, w_hh.shape[1]), dtype=out.dtype)
+        for r in range(nr):
             for j in range(H):
-                hj = out[t, b, j]
-                dhj = dh[j] + grad_out[t, b, j]
+                dh[r, j] = grad_hn[b0 + r, j]
+        for t in range(T - 1, -1, -1):
+            for r in range(nr):
+                d, o, go = d_pre[t, b0 + r], out[t, b0 + r], grad_out[t, b0 + r]
                 if act == TANH:
-                    d_pre[t, b, j] = dhj * (1.0 - hj * hj)
+                    for j in range(H):
+                        d[j] = (dh[r, j] + go[j]) * one_minus(o[j] * o[j])
                 else:
-                    d_pre[t, b, j] = dhj if hj > 0.0 else 0.0
-            matvec_add(w_t, d_pre[t, b], zero, dh)  # dh_prev = W_hh^T d_pre
-        d_h0[b] = dh
+                    for j in range(H):
+                        d[j] = dh[r, j] + go[j] if o[j] > 0 else o[j] - o[j]  # 0 (NaN stays)
+                for j in range(H):
+                    dh[r, j] = 0
+            rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
+        for r in range(nr):
+            for j in range(H):
+                d_h0[b0 + r, j] = dh[r, j]
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
@@ -68,8 +94,8 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
     out = torch.empty((T, B, H), dtype=gx.dtype)
     hn = torch.empty((B, H), dtype=gx.dtype)
     _forward(
-        as_array(gx), as_array(w_hh), as_array(b_hh), as_array(h0), out.numpy(), hn.numpy(),
-        NONLINEARITIES[nonlinearity],
+        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        out.numpy(), hn.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
     )
     return out, hn, None, ()
 
@@ -81,7 +107,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
     d_pre = torch.empty((T, B, H), dtype=out.dtype)
     d_h0 = torch.empty(h0.shape, dtype=out.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), as_array(w_hh.T), as_array(out), d_pre.numpy(),
-        d_h0.numpy(), NONLINEARITIES[nonlinearity],
+        as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(out),
+        d_pre.numpy(), d_h0.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
     )
     return d_pre, d_pre, d_h0, None

@@ -1,0 +1,137 @@
+"""Explicit SIMD vectors for the register-blocked recurrent product (:mod:`numba_linalg`).
+
+LLVM keeps a matrix-product accumulator in registers only when it is an SSA value; an array
+tile (heap or stack) stays in memory and every multiply-add then loads and stores it. These
+intrinsics give Numba code a value type ``Vec`` (an LLVM ``<L x float>``/``<L x double>``, one
+256-bit register: :data:`VECTOR_BYTES`) with the four operations a micro-kernel needs.
+
+Only for 2-D C-contiguous arrays; callers guarantee ``j + L <= shape[1]`` (no bounds checks).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic, models, overload, register_model
+
+VECTOR_BYTES = 32
+"""Bytes per vector: 256 bits, the width LLVM prefers on AVX2 and AVX-512 machines alike."""
+
+
+def lanes(dtype) -> int:
+    """Elements of ``dtype`` (a NumPy or Numba float type) in one vector."""
+    bits = getattr(dtype, "bitwidth", None) or dtype.itemsize * 8
+    return VECTOR_BYTES * 8 // bits
+
+
+class Vec(types.Type):
+    """A SIMD vector of ``lanes(dtype)`` elements of ``dtype``."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.lanes = lanes(dtype)
+        super().__init__(name=f"Vec({dtype}x{self.lanes})")
+
+
+@register_model(Vec)
+class _VecModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        elt = dmm.lookup(fe_type.dtype).get_value_type()
+        super().__init__(dmm, fe_type, ir.VectorType(elt, fe_type.lanes))
+
+
+def _vector_pointer(context, builder, aryty, ary, i, j, vecty):
+    arr = context.make_array(aryty)(context, builder, ary)
+    ptr = cgutils.get_item_pointer(context, builder, aryty, arr, [i, j])
+    return builder.bitcast(ptr, context.get_value_type(vecty).as_pointer())
+
+
+def _check_2d(a):
+    return isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C"
+
+
+@intrinsic
+def vload(typingctx, a, i, j):
+    """The vector ``a[i, j:j + L]``."""
+    if not (_check_2d(a) and isinstance(i, types.Integer) and isinstance(j, types.Integer)):
+        return None
+    vecty = Vec(a.dtype)
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1], args[2], vecty)
+        return builder.load(ptr, align=1)
+
+    return vecty(a, i, j), codegen
+
+
+@intrinsic
+def vstore(typingctx, a, i, j, v):
+    """``a[i, j:j + L] = v``."""
+    if not (_check_2d(a) and isinstance(v, Vec) and v.dtype == a.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1], args[2],
+                              sig.args[3])
+        builder.store(args[3], ptr, align=1)
+        return context.get_dummy_value()
+
+    return types.none(a, i, j, v), codegen
+
+
+@intrinsic
+def vfma(typingctx, acc, s, v):
+    """``acc + s * v`` with the scalar ``s`` broadcast, as one fused multiply-add."""
+    if not (isinstance(acc, Vec) and acc == v and s == acc.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vec, scalar, other = args
+        vt = vec.type
+        spread = builder.insert_element(ir.Constant(vt, ir.Undefined), scalar,
+                                        ir.Constant(ir.IntType(32), 0))
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), vt.count), [0] * vt.count)
+        spread = builder.shuffle_vector(spread, ir.Constant(vt, ir.Undefined), zeros)
+        elt = "f32" if vt.element == ir.FloatType() else "f64"
+        fnty = ir.FunctionType(vt, [vt, vt, vt])
+        fma = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.fma.v{vt.count}{elt}")
+        return builder.call(fma, [spread, other, vec])
+
+    return acc(acc, s, v), codegen
+
+
+def vector_lanes(a):
+    """Elements of ``a``'s dtype in one vector (a compile-time constant in jitted code)."""
+    return lanes(a.dtype)
+
+
+@overload(vector_lanes, inline="always")
+def _vector_lanes_overload(a):
+    n = lanes(a.dtype)
+    return lambda a: n
+
+
+@intrinsic
+def vzero(typingctx, a):
+    """A vector of zeros of ``a``'s dtype."""
+    if not _check_2d(a):
+        return None
+    vecty = Vec(a.dtype)
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(context.get_value_type(vecty), None)
+
+    return vecty(a), codegen
+
+
+@intrinsic
+def vadd(typingctx, u, v):
+    """``u + v`` elementwise."""
+    if not (isinstance(u, Vec) and u == v):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fadd(args[0], args[1])
+
+    return u(u, v), codegen
