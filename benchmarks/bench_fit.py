@@ -43,21 +43,30 @@ CASES = {
 }
 
 
-def load_case(name):
-    """(y (N,), X (N, K) or None) as DataFrame/Series for the forecaster."""
+def load_case(name, n_rows=None):
+    """(X (N, K) DataFrame or None, y (N,) Series) for the forecaster; ``n_rows``: the first
+    rows only (warm-up runs)."""
     if name == "hourly_2000":
         y = make_sine_mixture(2000, periods=(24.0, 168.0), noise=0.2, freq="h", random_state=0)
-        return None, y
+        return None, y.iloc[:n_rows]
     X, y = load_electricity_demand(return_X_y=True)
-    return X.astype("float64"), y
+    return X.astype("float64").iloc[:n_rows], y.iloc[:n_rows]
 
 
-def fit_tsrnn(name, seed=0):
+def fit_tsrnn(name, seed=0, n_rows=None):
     cfg = CASES[name]
-    X, y = load_case(name)
+    X, y = load_case(name, n_rows)
     model = RNNForecaster(
-        cell="gru", optimizer="adam", learning_rate=1e-3, clip_norm=1.0, early_stopping=False,
-        scaler="standard", dtype="float32", n_threads=THREADS, random_state=seed, **cfg,
+        cell="gru",
+        optimizer="adam",
+        learning_rate=1e-3,
+        clip_norm=1.0,
+        early_stopping=False,
+        scaler="standard",
+        dtype="float32",
+        n_threads=THREADS,
+        random_state=seed,
+        **cfg,
     )
     t0 = time.perf_counter()
     model.fit(y) if X is None else model.fit(X, y)
@@ -75,10 +84,10 @@ class PlainNet(torch.nn.Module):
         return self.head(self.rnn(x)[0])
 
 
-def fit_plain(name, seed=0):
+def fit_plain(name, seed=0, n_rows=None):
     """The loop a PyTorch user writes for the same job."""
     cfg = CASES[name]
-    X, y = load_case(name)
+    X, y = load_case(name, n_rows)
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     t0 = time.perf_counter()
@@ -95,8 +104,9 @@ def fit_plain(name, seed=0):
     n = windows.shape[0]
     for _ in range(cfg["max_epochs"]):
         total = 0.0
+        order = torch.from_numpy(rng.permutation(n))  # every window once per epoch
         for i in range(0, n, cfg["batch_size"]):
-            idx = torch.from_numpy(rng.permutation(n)[i : i + cfg["batch_size"]])
+            idx = order[i : i + cfg["batch_size"]]
             win = windows[idx]  # (B, W + 1)
             level = win[:, :W].mean(dim=1, keepdim=True)
             inp = (win[:, :W] - level).unsqueeze(-1)
@@ -109,23 +119,41 @@ def fit_plain(name, seed=0):
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()
-            total += float(loss) * len(idx)
+            total += float(loss.detach()) * len(idx)
     return time.perf_counter() - t0, total / n
 
 
 def peak_memory_mb(side, name):
-    """Peak RSS (MiB) of a fresh process during one fit, above what it held before the fit
-    (interpreter, torch, numba and the data loaded)."""
+    """Peak resident memory (MiB) of a fresh process during one fit, above what it held before
+    the fit (interpreter, torch, numba and the data loaded): the kernel's high-water mark is
+    reset just before the fit (``/proc/self/clear_refs``), then read back (``VmHWM``)."""
     code = (
-        f"import sys, resource; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r});"
+        f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r});"
         "import bench_fit as b; b.setup_threads();"
-        f"b.load_case({name!r});"
-        "r0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
+        f"b.load_case({name!r}); b.fit_{side}({name!r}, n_rows=400);"
+        "r0 = b.reset_peak();"
         f"b.fit_{side}({name!r});"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - r0) / 1024)"
+        "print((b.read_status('VmHWM') - r0) / 1024)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
+
+
+def read_status(key):
+    """A field of ``/proc/self/status`` in KiB."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise KeyError(key)
+
+
+def reset_peak():
+    """Reset the peak-RSS mark to the current RSS; returns the current RSS (KiB)."""
+    import gc
+
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")
+    return read_status("VmRSS")
 
 
 def setup_threads():
@@ -171,28 +199,48 @@ def main(argv=None):
             t_ours.append(s)
             l_ours.append(loss)
         ratios = [a / b for a, b in zip(t_plain, t_ours)]
-        rows.append(dict(
-            case=name, **{k: CASES[name][k] for k in ("hidden_size", "window", "batch_size",
-                                                       "max_epochs")},
-            plain_s=statistics.median(t_plain), tsrnn_s=statistics.median(t_ours),
-            speedup=statistics.median(ratios),
-            plain_loss=l_plain[-1], tsrnn_loss=l_ours[-1],
-            plain_peak_mb=peak_memory_mb("plain", name),
-            tsrnn_peak_mb=peak_memory_mb("tsrnn", name),
-        ))
+        rows.append(
+            dict(
+                case=name,
+                **{
+                    k: CASES[name][k] for k in ("hidden_size", "window", "batch_size", "max_epochs")
+                },
+                plain_s=statistics.median(t_plain),
+                tsrnn_s=statistics.median(t_ours),
+                speedup=statistics.median(ratios),
+                plain_loss=l_plain[-1],
+                tsrnn_loss=l_ours[-1],
+                plain_peak_mb=peak_memory_mb("plain", name),
+                tsrnn_peak_mb=peak_memory_mb("tsrnn", name),
+            )
+        )
         print(f"  {name}: x{rows[-1]['speedup']:.2f}", file=sys.stderr)
     predict_s = bench_predict(5 if args.quick else 20)
     info = machine_header(THREADS)
     print_header(info)
-    print(table(rows, [
-        ("case", "case", "s"), ("hidden_size", "H", "d"), ("window", "W", "d"),
-        ("batch_size", "B", "d"), ("max_epochs", "epochs", "d"),
-        ("plain_s", "plain s", ".2f"), ("tsrnn_s", "tsrnn s", ".2f"), ("speedup", "x", ".2f"),
-        ("plain_loss", "plain loss", ".4f"), ("tsrnn_loss", "tsrnn loss", ".4f"),
-        ("plain_peak_mb", "plain +MiB", ".0f"), ("tsrnn_peak_mb", "tsrnn +MiB", ".0f"),
-    ]))
-    print(f"# predict(24) of a default model on air_passengers: {predict_s * 1e3:.2f} ms "
-          f"({predict_s / 24 * 1e6:.0f} us per step)")
+    print(
+        table(
+            rows,
+            [
+                ("case", "case", "s"),
+                ("hidden_size", "H", "d"),
+                ("window", "W", "d"),
+                ("batch_size", "B", "d"),
+                ("max_epochs", "epochs", "d"),
+                ("plain_s", "plain s", ".2f"),
+                ("tsrnn_s", "tsrnn s", ".2f"),
+                ("speedup", "x", ".2f"),
+                ("plain_loss", "plain loss", ".4f"),
+                ("tsrnn_loss", "tsrnn loss", ".4f"),
+                ("plain_peak_mb", "plain +MiB", ".0f"),
+                ("tsrnn_peak_mb", "tsrnn +MiB", ".0f"),
+            ],
+        )
+    )
+    print(
+        f"# predict(24) of a default model on air_passengers: {predict_s * 1e3:.2f} ms "
+        f"({predict_s / 24 * 1e6:.0f} us per step)"
+    )
     path = write_json("fit", {"machine": info, "rows": rows, "predict_24_s": predict_s})
     print(f"# written {path}")
     return json.dumps(rows)

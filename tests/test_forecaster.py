@@ -307,6 +307,38 @@ def test_n_threads_restores_numba_threads():
     assert numba.get_num_threads() == before
 
 
+@pytest.mark.parametrize("n_threads", [None, 2], ids=["n_threads=None", "n_threads=2"])
+def test_torch_runs_serial_inside_fit_and_is_restored_after(n_threads):
+    # the kernels get the cores: torch's ops in between run on one thread, then the process
+    # setting comes back (also when fits run concurrently in threads)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        with training.thread_limits(n_threads, "cpu"):
+            seen.append(torch.get_num_threads())
+            with training.thread_limits(n_threads, "cpu"):
+                seen.append(torch.get_num_threads())
+            seen.append(torch.get_num_threads())
+        assert seen == [1, 1, 1]
+        assert torch.get_num_threads() == 2
+        from concurrent.futures import ThreadPoolExecutor
+
+        fit = lambda seed: RNNForecaster(**dict(TINY, random_state=seed)).fit(seasonal(30))  # noqa: E731
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(fit, range(3)))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_fused_optimizer_where_torch_has_one():
+    net = training.ForecastNet("gru", 1, 4, 1, n_out=1, backend="torch")
+    for name in ("adam", "adamw", "sgd"):
+        assert training.make_optimizer(name, net.parameters(), 0.01, 0.0).defaults["fused"]
+    assert training.make_optimizer("rmsprop", net.parameters(), 0.01, 0.0).defaults["foreach"]
+
+
 # ---------------------------------------------------------------------------------------------
 # Training loop: history, early stopping, interrupts, failures
 # ---------------------------------------------------------------------------------------------

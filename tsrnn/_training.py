@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import math
+import threading
 import time
 from dataclasses import dataclass
 
@@ -26,6 +28,7 @@ import torch
 
 import tsrnn.nn
 from tsrnn._data import WindowPlan, gather
+from tsrnn.kernels.common.registry import get_kernel, resolve_backend
 
 __all__ = [
     "ForecastNet",
@@ -243,8 +246,16 @@ def validate(net, problem, settings) -> float:
 
 
 def make_optimizer(name, params, learning_rate, weight_decay):
+    """The optimizer, on its fused implementation where torch has one for these parameters
+    (one op per step instead of several per parameter: a third of the time of the default
+    Adam step on a small network), else on the ``foreach`` one."""
     cls, extra = _OPTIMIZERS[name]
-    return cls(params, lr=learning_rate, weight_decay=weight_decay, **extra)
+    params = list(params)
+    kwargs = dict(lr=learning_rate, weight_decay=weight_decay, **extra)
+    try:
+        return cls(params, fused=True, **kwargs)
+    except (RuntimeError, TypeError, ValueError):
+        return cls(params, foreach=True, **kwargs)
 
 
 @dataclass
@@ -307,7 +318,47 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     return FitResult(history, best_epoch, interrupted)
 
 
-@torch.no_grad()
+def window_runner(net: ForecastNet):
+    """A function mapping inputs (W, S, I) to the network's outputs at the last position (S, O).
+
+    What does not change between the calls of a forecast is looked up once: the parameters,
+    the kernel of each layer, the zero initial state. Each call is then one input projection,
+    one kernel call per layer (without saving activations for a backward) and the head on the
+    last position only: a forecast step reads a whole window but needs one output.
+    """
+    rnn = net.rnn
+    cell = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}[rnn.mode]
+    if rnn.bidirectional or getattr(rnn, "proj_size", 0) > 0 or not rnn.bias:
+        return lambda inputs: net(inputs)[0][-1]
+    w = net.head.weight
+    kernel = get_kernel(cell, resolve_backend(rnn.backend, w.device, w.dtype))
+    options = {"nonlinearity": rnn.nonlinearity} if cell == "rnn" else {}
+    layers = [
+        tuple(
+            getattr(rnn, f"{name}_l{k}")
+            for name in ("weight_ih", "bias_ih", "weight_hh", "bias_hh")
+        )
+        for k in range(rnn.num_layers)
+    ]
+    zeros = {}
+
+    def run(inputs):
+        B = inputs.shape[1]
+        if B not in zeros:
+            zeros[B] = inputs.new_zeros((B, rnn.hidden_size))
+        h0 = zeros[B]
+        x = inputs
+        for w_ih, b_ih, w_hh, b_hh in layers:
+            gx = torch.nn.functional.linear(x, w_ih, b_ih)  # (W, S, G*H)
+            x, _, _, _ = kernel.forward(
+                gx, w_hh, b_hh, h0, h0 if cell == "lstm" else None, save=False, **options
+            )
+        return torch.nn.functional.linear(x[-1], net.head.weight, net.head.bias)
+
+    return run
+
+
+@torch.inference_mode()
 def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
@@ -354,30 +405,85 @@ def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> 
         X = torch.as_tensor(
             np.concatenate([x_tail, fut[:, :total]], axis=1), device=device, dtype=dtype
         )
-    for c in range(n_chunks):
-        k = c * H
-        x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
-        inputs, level = make_inputs(Y[:, k : k + W], x_next, H)
-        out, _ = net(inputs)
-        Y[:, W + k : W + k + H] = out[-1].reshape(S, H, C) + level
+    run = window_runner(net)
+    # A handful of series is one block of the kernels' batch split: threads would only wait.
+    with _numba_threads(1 if S < 8 and torch.device(device).type == "cpu" else None):
+        for c in range(n_chunks):
+            k = c * H
+            x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
+            inputs, level = make_inputs(Y[:, k : k + W], x_next, H)
+            Y[:, W + k : W + k + H] = run(inputs).reshape(S, H, C) + level
     return Y[:, W : W + n_steps].double().cpu().numpy()
 
 
 @contextlib.contextmanager
-def thread_limits(n_threads):
+def _numba_threads(n):
+    if n is None:
+        yield
+        return
+    from tsrnn.kernels.common.numba_config import num_threads
+
+    with num_threads(n):
+        yield
+
+
+_TORCH_THREADS_LOCK = threading.Lock()
+_torch_threads_users = 0
+_torch_threads_saved = 1
+
+
+@contextlib.contextmanager
+def serial_torch():
+    """Run torch's CPU ops on one intra-op thread inside the block, restoring the setting after.
+
+    The recurrences run on Numba's thread pool; the torch ops between them (input projection,
+    head, loss, optimizer) act on small tensors. Two OpenMP runtimes (Numba's and torch's
+    bundled one) whose idle threads spin-wait on the same cores starve each other: on 2 cores a
+    fit ran 2.5x slower with torch's pool active. Reference-counted under a lock so that
+    concurrent fits in threads restore the process setting exactly once, at the end.
+    """
+    global _torch_threads_users, _torch_threads_saved
+    with _TORCH_THREADS_LOCK:
+        if _torch_threads_users == 0:
+            _torch_threads_saved = torch.get_num_threads()
+        if torch.get_num_threads() != 1:  # also where a nested threadpoolctl limit raised it
+            torch.set_num_threads(1)
+        _torch_threads_users += 1
+    try:
+        yield
+    finally:
+        with _TORCH_THREADS_LOCK:
+            _torch_threads_users -= 1
+            if _torch_threads_users == 0 and _torch_threads_saved != 1:
+                torch.set_num_threads(_torch_threads_saved)
+
+
+@functools.cache
+def _threadpools():
+    """threadpoolctl's view of the loaded BLAS/OpenMP libraries, built once: building it scans
+    every loaded library (milliseconds), which a ``predict`` cannot afford each time. torch's
+    and the BLAS libraries are loaded with torch, before the first fit."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def thread_limits(n_threads, device=None):
     """Bound this thread's Numba kernels and BLAS/OpenMP pools to ``n_threads`` (None: as is).
 
     Numba's setting is thread-local (``numba.set_num_threads``); BLAS and OpenMP pools are
-    bounded with ``threadpoolctl``, whose OpenMP limit is the calling thread's, so it also
-    bounds torch's intra-op OpenMP parallelism for the ops run here. Nothing is changed for
-    other threads or after the block.
+    bounded with ``threadpoolctl``, whose OpenMP limit is the calling thread's. On a CPU
+    ``device``, torch's own ops run on one thread inside the block (:func:`serial_torch`):
+    the kernels get the cores. Nothing is changed for other threads or after the block.
     """
-    if n_threads is None:
-        yield
-        return
-    from threadpoolctl import threadpool_limits
+    serial = device is not None and torch.device(device).type == "cpu"
+    with contextlib.ExitStack() as stack:
+        if n_threads is not None:
+            from tsrnn.kernels.common.numba_config import num_threads
 
-    from tsrnn.kernels.common.numba_config import num_threads
-
-    with threadpool_limits(limits=int(n_threads)), num_threads(int(n_threads)):
+            stack.enter_context(_threadpools().limit(limits=int(n_threads)))
+            stack.enter_context(num_threads(int(n_threads)))
+        if serial:
+            stack.enter_context(serial_torch())
         yield

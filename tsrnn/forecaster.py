@@ -179,7 +179,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     n_threads : int or None, default=None
         CPU threads for this estimator's work: bounds the Numba kernels (thread-locally) and
         the BLAS/OpenMP pools (through ``threadpoolctl``) during ``fit``, ``predict`` and
-        ``update``. ``None`` leaves the process settings alone.
+        ``update``. ``None`` leaves the process settings alone. Either way, on a CPU torch's
+        own ops run on one thread during ``fit`` and ``predict`` (restored after): the
+        recurrent kernels use the cores, and two thread pools spinning on the same cores
+        would slow each other down.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, dropout and the order of windows. Same value, same data, same
         machine: identical forecasts. Global RNG states are left untouched.
@@ -561,7 +564,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         tic = time.perf_counter()
         try:
             with (
-                _training.thread_limits(self.n_threads),
+                _training.thread_limits(self.n_threads, device),
                 torch.random.fork_rng(devices=fork_devices),
             ):
                 torch.manual_seed(torch_seed)
@@ -657,7 +660,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ['2010Q1', '2010Q2']
         """
         check_is_fitted(self)
-        with _training.thread_limits(self.n_threads):
+        with _training.thread_limits(self.n_threads, self.device_):
             plan = self._plan_forecast(X)
             values = self._run_forecast(plan)
         return self._assemble(values, plan)
