@@ -21,12 +21,10 @@ import numpy as np
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_simd import (
     lanes,
-    vadd,
     vector_lanes,
     vfma,
     vload,
     vstore,
-    vzero,
 )
 
 MAX_BLOCK_ROWS = 8
@@ -83,16 +81,13 @@ def rows_matmul_add(a, w, out, nr):
             vstore(out, r0 + 3, n1, c31)
             r0 += 4
         for r in range(r0, nr):
-            # Two chains over even and odd k: one row alone is bound by the FMA latency.
+            # The same summation order as the 4-row tile (one chain over k), so a row's result
+            # does not depend on how the batch was cut into blocks, hence not on the thread
+            # count: a fit is identical serially and on a one-thread Dask worker.
             c0, c1 = vload(out, r, n0), vload(out, r, n1)
-            e0, e1 = vzero(out), vzero(out)
-            for k in range(0, K - 1, 2):
-                ark, ar1 = a[r, k], a[r, k + 1]
+            for k in range(K):
+                ark = a[r, k]
                 c0, c1 = vfma(c0, ark, vload(w, k, n0)), vfma(c1, ark, vload(w, k, n1))
-                e0, e1 = vfma(e0, ar1, vload(w, k + 1, n0)), vfma(e1, ar1, vload(w, k + 1, n1))
-            if K % 2:
-                ark = a[r, K - 1]
-                c0, c1 = vfma(c0, ark, vload(w, K - 1, n0)), vfma(c1, ark, vload(w, K - 1, n1))
-            vstore(out, r, n0, vadd(c0, e0))
-            vstore(out, r, n1, vadd(c1, e1))
+            vstore(out, r, n0, c0)
+            vstore(out, r, n1, c1)
 

@@ -74,3 +74,28 @@ def test_nan_propagates_not_dropped():
     assert torch.isnan(out[1, 0, 0])
     assert torch.isnan(out[2:, 0]).all()  # spread through the recurrent product
     assert not torch.isnan(out[:, 1]).any()  # other batch rows untouched
+
+
+@pytest.mark.skipif(
+    __import__("numba").config.NUMBA_NUM_THREADS < 2,
+    reason="needs at least 2 Numba threads to compare against 1",
+)
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_results_do_not_depend_on_thread_count(cell):
+    """Blocks of batch rows are cut by thread count; the arithmetic must not follow them, or a
+    fit would differ between a laptop and a one-thread Dask worker."""
+    from tsrnn.kernels.common.numba_config import num_threads
+
+    gen = torch.Generator().manual_seed(4)
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, 6, 5, 24, torch.float32, gen)
+    nb = get_kernel(cell, "numba")
+    runs = []
+    for n in (1, 2):
+        with num_threads(n):
+            out, hn, _, saved = nb.forward(gx, w_hh, b_hh, h0, c0)
+            grads = nb.backward(torch.ones_like(out), torch.ones_like(hn),
+                                None if c0 is None else torch.ones_like(hn),
+                                gx, w_hh, b_hh, h0, c0, out, saved)
+        runs.append([out, hn, *[g for g in grads if g is not None]])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
