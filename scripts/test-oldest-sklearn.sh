@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# scikit-learn compatibility on the oldest scikit-learn tsrnn supports (pyproject: >=1.6),
+# in its own venv (.venv-oldest): the estimator checks and the scorers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OLDEST_SKLEARN=1.6.1
+PY=${PYTHON:-python3}
+if [ ! -x .venv-oldest/bin/python ]; then
+  "$PY" -m venv .venv-oldest
+fi
+if [ ! -f .venv-oldest/.tsrnn-installed ] || [ pyproject.toml -nt .venv-oldest/.tsrnn-installed ]; then
+  .venv-oldest/bin/python -m pip install -q --upgrade pip
+  .venv-oldest/bin/python -m pip install -q "torch==${TSRNN_TORCH_VERSION:-2.13.0}" "scikit-learn==$OLDEST_SKLEARN"
+  .venv-oldest/bin/python -m pip install -q -e ".[test]" "scikit-learn==$OLDEST_SKLEARN"
+  touch .venv-oldest/.tsrnn-installed
+fi
+.venv-oldest/bin/python -c "import sklearn; assert sklearn.__version__ == '$OLDEST_SKLEARN', sklearn.__version__"
+.venv-oldest/bin/python -m pytest tests/test_forecaster_sklearn.py tests/test_metrics.py "$@"
