@@ -89,7 +89,7 @@ def _cotangents(out, hn, cn, seed=1):
     return like(out), like(hn), like(cn)
 
 
-def _close(actual, expected, dtype, what, tol=None):
+def _assert_close(actual, expected, dtype, what, tol=None):
     if expected is None:
         assert actual is None, what
         return
@@ -112,9 +112,9 @@ def _check_against_reference(name, T, B, H, dtype, device="cpu", tol=None):
         return None if t is None else t.to(oracle)
 
     r_out, r_hn, r_cn, _ = reference.forward(up(gx), up(w), up(b), up(h0), up(c0), **opts)
-    _close(out, r_out, dtype, "out", tol)
-    _close(hn, r_hn, dtype, "h_n", tol)
-    _close(cn, r_cn, dtype, "c_n", tol)
+    _assert_close(out, r_out, dtype, "out", tol)
+    _assert_close(hn, r_hn, dtype, "h_n", tol)
+    _assert_close(cn, r_cn, dtype, "c_n", tol)
 
     g_out, g_hn, g_cn = _cotangents(out, hn, cn)
     got = kernel.backward(g_out, g_hn, g_cn, gx if kernel.BACKWARD_NEEDS_GX else None, w, b,
@@ -122,7 +122,7 @@ def _check_against_reference(name, T, B, H, dtype, device="cpu", tol=None):
     want = reference.backward(up(g_out), up(g_hn), up(g_cn), up(gx), up(w), up(b), up(h0),
                               up(c0), r_out, (), **opts)
     for what, a, e in zip(("d_gx", "d_gh", "d_h0", "d_c0"), got, want):
-        _close(a, e, dtype, what, tol)
+        _assert_close(a, e, dtype, what, tol)
 
 
 SHAPES = list(itertools.product((1, 3), (1, 3), (5, 16)))  # (T, B, H)
@@ -219,9 +219,9 @@ def test_layer_matches_torch_nn(name, dtype):
     names = ["input", "h_0", "c_0"][: 1 + len(hx) if isinstance(hx, tuple) else 2]
     names += [n for n, _ in mine.named_parameters()]
     for what, a, e in zip(["output", "h_n", "c_n"], got_outs, want_outs):
-        _close(a, e, dtype, what)
+        _assert_close(a, e, dtype, what)
     for what, a, e in zip(names, got_grads, want_grads):
-        _close(a, e, dtype, f"grad {what}")
+        _assert_close(a, e, dtype, f"grad {what}")
 
 
 @pytest.mark.parametrize("name", list(CELLS))
@@ -234,9 +234,9 @@ def test_layer_stacked_bidirectional_batch_first(name):
     go = torch.randn_like(o1)
     g1 = torch.autograd.grad(o1, [x, *ref.parameters()], go)
     g2 = torch.autograd.grad(o2, [x, *mine.parameters()], go)
-    _close(o2, o1, torch.float32, "output")
+    _assert_close(o2, o1, torch.float32, "output")
     for (what, _), a, e in zip([("input", None), *mine.named_parameters()], g2, g1):
-        _close(a, e, torch.float32, f"grad {what}")
+        _assert_close(a, e, torch.float32, f"grad {what}")
 
 
 @pytest.mark.parametrize("name", list(CELLS))
@@ -269,7 +269,7 @@ def test_gh_offset_and_no_save(name):
     want = reference.forward(gx, w, b, h0, c0, gh_offset=offset, **opts)
     assert got[3] == ()
     for what, a, e in zip(("out", "h_n", "c_n"), got[:3], want[:3]):
-        _close(a, e, torch.float32, what)
+        _assert_close(a, e, torch.float32, what)
 
 
 @pytest.mark.parametrize("name", list(CELLS))
@@ -345,7 +345,7 @@ def test_fallback_above_max_hidden_warns_once(name, monkeypatch):
     want = reference.backward(g_out, g_hn, g_cn, gx, w, b, h0, c0, out, (), **opts)
     for what, a, e in zip(("out", "h_n", "c_n", "d_gx", "d_gh", "d_h0", "d_c0"),
                           (out, hn, cn, *got), (*want_fwd[:3], *want)):
-        _close(a, e, torch.float32, what)
+        _assert_close(a, e, torch.float32, what)
 
 
 def test_fallback_layer_matches_torch_nn(monkeypatch):
@@ -361,7 +361,7 @@ def test_fallback_layer_matches_torch_nn(monkeypatch):
         got_outs, got = _layer_grads(mine, x, hx, cot)
     want_outs, want = _layer_grads(ref, x, hx, cot)
     for a, e in zip([*got_outs, *got], [*want_outs, *want]):
-        _close(a, e, torch.float32, "fallback layer")
+        _assert_close(a, e, torch.float32, "fallback layer")
 
 
 # ---- real GPU ---------------------------------------------------------------------------------
