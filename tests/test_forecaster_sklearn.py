@@ -34,7 +34,18 @@ EXPECTED_FAILED_CHECKS = {
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
 )
 def test_sklearn_compatible_estimator(estimator, check):
+    # Each scikit-learn check raises (AssertionError or the error it provokes) on failure.
+    params = repr(estimator.get_params())
     check(estimator)
+    # The parametrized instance is shared by every check: none may change its parameters.
+    assert repr(estimator.get_params()) == params
+
+
+def test_expected_failures_are_exactly_api_md_s():
+    assert set(EXPECTED_FAILED_CHECKS) == {
+        "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance",
+    }
 
 
 def test_tags():
