@@ -87,6 +87,29 @@ def test_matches_torch_nn(kind, config, dtype, with_hx):
         torch.testing.assert_close(a, b, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_training_shape_matches_torch_nn(kind, dtype):
+    """As in training: the input needs no gradient, the parameters do, and T*B rows span many
+    chunks of the Numba weight-gradient sums; the whole layer runs as one Numba Function."""
+    torch.manual_seed(8)
+    ours, ref = _pair(kind, 3, 19, 2, False, False, True, dtype)
+    x = torch.randn(40, 37, 3, dtype=dtype)
+    g_out = torch.randn(40, 37, 19, dtype=dtype)
+    outs, grads = [], []
+    for module in (ours, ref):
+        module.zero_grad()
+        out, _ = module(x)
+        (out * g_out).sum().backward()
+        outs.append(out.detach())
+        grads.append([p.grad for p in module.parameters()])
+    assert type(ours(x)[0].grad_fn).__name__ == "_NumbaLayerBackward"
+    tol = TOL[dtype] if dtype == torch.float64 else dict(rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(outs[0], outs[1], **tol)
+    for (name, _), a, b in zip(ours.named_parameters(), *grads):
+        torch.testing.assert_close(a, b, **tol, msg=lambda m, n=name: f"{n}: {m}")
+
+
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_unbatched_input(kind):
     torch.manual_seed(1)

@@ -6,9 +6,12 @@ semantics and return values, unbatched input included. Only the recurrence runs 
 the kernel chosen by ``backend`` (``'auto'``: Triton for CUDA tensors, Numba for CPU tensors;
 ``'torch'``: the plain PyTorch reference loop).
 
-Per layer and direction the work is: one matmul for the input projection of all steps
-(``F.linear``), one kernel call for the time loop, and in backward one kernel call running time
-in reverse followed by one matmul for each weight gradient.
+Per layer and direction the work is: one matmul for the input projection of all steps, one
+kernel call for the time loop, and in backward one kernel call running time in reverse followed
+by one matmul for each weight gradient. On the Numba backend one autograd Function covers the
+whole layer direction (:class:`_NumbaLayer`): the projection and the weight and bias gradients
+run on Numba's threads too (:mod:`tsrnn.kernels.common.numba_dense`), where torch would run
+these skinny products on one thread, slower than the recurrence itself.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
@@ -22,7 +25,7 @@ from torch.nn.utils.rnn import PackedSequence
 
 from tsrnn.kernels.common.registry import BACKENDS, get_kernel, resolve_backend
 
-__all__ = ["GRU", "LSTM", "RNN", "recurrence"]
+__all__ = ["GRU", "LSTM", "RNN", "recurrence", "recurrent_layer"]
 
 _CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
 
@@ -105,6 +108,114 @@ def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearit
         out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=needs_grad, **options)
         return out, hn, cn
     res = _Recurrence.apply(gx, w_hh, b_hh, h0, c0, kernel, options)
+    if c0 is None:
+        return res[0], res[1], None
+    return res
+
+
+class _NumbaLayer(torch.autograd.Function):
+    """One layer direction on the Numba backend: input projection, recurrence, and in backward
+    the weight and bias gradients, all on Numba's threads (results independent of their count).
+    """
+
+    @staticmethod
+    def forward(ctx, x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options):
+        from tsrnn.kernels.common import numba_dense
+
+        gx = numba_dense.linear(x, w_ih, b_ih)  # (T, B, G*H)
+        out, hn, cn, saved = kernel.forward(gx, w_hh, b_hh, h0, c0, save=True, **options)
+        ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
+        keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
+        ctx.save_for_backward(
+            x, w_ih, gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved
+        )
+        if ctx.has_c:
+            return out, hn, cn
+        return out, hn
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_out, grad_hn, grad_cn=None):
+        from tsrnn.kernels.common import numba_dense
+
+        x, w_ih, gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
+        d_gx, d_gh, d_h0, d_c0 = ctx.kernel.backward(
+            grad_out.contiguous(),
+            grad_hn.contiguous(),
+            None if grad_cn is None else grad_cn.contiguous(),
+            gx, w_hh, b_hh, h0, c0, out, tuple(saved), **ctx.options,
+        )
+        need = ctx.needs_input_grad
+        d_w_ih = d_b_ih = d_w_hh = d_b_hh = None
+        if any(need[1:5]):
+            d_w_ih, d_b_ih, d_w_hh, d_b_hh = numba_dense.weight_grads(d_gx, x, d_gh, h0, out)
+        # d_x only where x needs it (a lower layer's output, an input with requires_grad); one
+        # (N, G*H) @ (G*H, I) product, which torch handles well.
+        d_x = (d_gx.reshape(-1, d_gx.shape[-1]) @ w_ih).view(x.shape) if need[0] else None
+        return (
+            d_x,
+            d_w_ih if need[1] else None,
+            d_b_ih if need[2] else None,
+            d_w_hh if need[3] else None,
+            d_b_hh if need[4] else None,
+            d_h0,
+            d_c0,
+            None,
+            None,
+        )
+
+
+def recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, backend="auto",
+                    nonlinearity="tanh"):
+    """Run one recurrent layer direction (input projection and time loop), differentiably.
+
+    On the Numba backend the projection and, in backward, the weight gradients run on Numba's
+    threads; elsewhere the projection is ``F.linear`` followed by :func:`recurrence`.
+
+    Parameters
+    ----------
+    cell : {'rnn', 'gru', 'lstm'}
+    x : Tensor (T, B, I)
+    w_ih : Tensor (G*H, I)
+    b_ih : Tensor (G*H,) or None
+    w_hh : Tensor (G*H, H)
+    b_hh : Tensor (G*H,)
+    h0 : Tensor (B, H)
+    c0 : Tensor (B, H), LSTM only
+    backend : {'auto', 'numba', 'triton', 'torch'}
+    nonlinearity : {'tanh', 'relu'}, RNN only
+
+    Returns
+    -------
+    out : Tensor (T, B, H)
+    h_n : Tensor (B, H)
+    c_n : Tensor (B, H) or None
+
+    Examples
+    --------
+    >>> import torch
+    >>> x, w_ih, w_hh = torch.zeros(5, 2, 3), torch.zeros(12, 3), torch.zeros(12, 4)
+    >>> out, h_n, c_n = recurrent_layer("gru", x, w_ih, None, w_hh, torch.zeros(12),
+    ...                                 torch.zeros(2, 4))
+    >>> tuple(out.shape), tuple(h_n.shape), c_n is None
+    ((5, 2, 4), (2, 4), True)
+    """
+    name = resolve_backend(backend, x.device, x.dtype)
+    if name != "numba":
+        return recurrence(cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0,
+                          backend=name, nonlinearity=nonlinearity)
+    kernel = get_kernel(cell, name)
+    options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
+    needs_grad = torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)
+    )
+    if not needs_grad:
+        from tsrnn.kernels.common import numba_dense
+
+        gx = numba_dense.linear(x, w_ih, b_ih)
+        out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=False, **options)
+        return out, hn, cn
+    res = _NumbaLayer.apply(x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options)
     if c0 is None:
         return res[0], res[1], None
     return res
@@ -214,13 +325,10 @@ class _KernelRNNMixin:
                     b_hh = getattr(self, "bias_hh" + sfx)
                 else:
                     b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
-                gx = F.linear(layer_input, w_ih, b_ih)  # (T, B, G*H): one matmul
-                if d == 1:
-                    gx = gx.flip(0)
                 k = layer * D + d
-                out, hn, cn = recurrence(
-                    cell, gx.contiguous(), w_hh, b_hh, h0[k],
-                    None if c0 is None else c0[k], backend=self.backend, **options,
+                out, hn, cn = recurrent_layer(
+                    cell, layer_input.flip(0) if d == 1 else layer_input, w_ih, b_ih, w_hh,
+                    b_hh, h0[k], None if c0 is None else c0[k], backend=self.backend, **options,
                 )
                 outs.append(out.flip(0) if d == 1 else out)
                 h_n.append(hn)

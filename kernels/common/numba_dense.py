@@ -1,0 +1,191 @@
+"""The dense products around a recurrent kernel on the CPU: input projection, weight gradients.
+
+Dimension legend: T time steps, B batch, N = T*B rows, I input size, H hidden size,
+GH = G*H gate columns (G gates), K reduction size, M output columns, Mp = M padded to a whole
+micro-kernel tile (:func:`padded`), C chunks of rows.
+
+Around each recurrent kernel call a layer runs
+
+- forward: ``gx = x @ W_ih^T + b_ih`` (N, GH) from x (N, I);
+- backward: ``dW_ih = d_gx^T x``, ``db_ih = Σ_n d_gx``, ``dW_hh = d_gh^T h_prev``,
+  ``db_hh = Σ_n d_gh`` with ``h_prev = [h0, out[:-1]]``, and ``d_x = d_gx @ W_ih``.
+
+These are skinny products (``I`` is often 1 to 3) and sums over tens of thousands of rows,
+which torch runs on one thread next to the Numba kernels (:func:`tsrnn._training.serial_torch`)
+and slowly: each cost more than the recurrence itself. Here they run on Numba's threads with
+the register-blocked micro-kernel of :mod:`numba_linalg`.
+
+Results never depend on the thread count: a row of a projection is one summation chain, and
+the sums over rows are cut into chunks whose size depends on ``N`` only
+(:func:`chunk_rows`); each chunk's partial sum is formed in a fixed order, then the partials
+are added in chunk order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from numba import prange
+
+from tsrnn.kernels.common.numba_config import njit_parallel
+from tsrnn.kernels.common.numba_glue import as_array
+from tsrnn.kernels.common.numba_linalg import padded, padded_columns, rows_matmul_add
+
+LINEAR_BLOCK_ROWS = 32
+"""Rows of a projection per parallel task (each row is independent of the cut)."""
+
+KB = 16
+"""Rows of a chunk multiplied at a time, so that their operands stay in the L1 cache."""
+
+MIN_CHUNK_ROWS = 256
+MAX_CHUNKS = 32
+
+
+def chunk_rows(n: int) -> int:
+    """Rows per chunk of the gradient sums over ``n`` rows: a function of ``n`` only.
+
+    At least :data:`MIN_CHUNK_ROWS` (so a chunk's work outweighs its partial sum), and no more
+    than :data:`MAX_CHUNKS` chunks (so adding the partials stays cheap); a multiple of 8.
+
+    Examples
+    --------
+    >>> chunk_rows(1536), chunk_rows(24576)
+    (256, 768)
+    """
+    rows = max(MIN_CHUNK_ROWS, -(-n // MAX_CHUNKS))
+    return -(-rows // 8) * 8
+
+
+@njit_parallel
+def _linear(x, w_t, b, out, R):
+    """``out = x @ w_t[:, :M] + b``; x (N, K), w_t (K, Mp) zero-padded, b (M,), out (N, M)."""
+    N = x.shape[0]
+    M = out.shape[1]
+    Mp = w_t.shape[1]
+    for blk in prange((N + R - 1) // R):
+        n0 = blk * R
+        nr = min(R, N - n0)
+        acc = np.zeros((R, Mp), dtype=out.dtype)
+        for r in range(nr):
+            for j in range(M):
+                acc[r, j] = b[j]
+        rows_matmul_add(x[n0 : n0 + nr], w_t, acc, nr)
+        for r in range(nr):
+            for j in range(M):
+                out[n0 + r, j] = acc[r, j]
+
+
+@njit_parallel
+def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, res):
+    """Weight and bias gradients of one layer direction, in ``res`` (I + H + 2, GHp).
+
+    d_gx, d_gh (N, GH); x (N, I); h0 (B, H); out (N, H), so that ``h_prev[n]`` is ``h0[n]``
+    for ``n < B`` and ``out[n - B]`` after. ``same``: ``d_gh`` is ``d_gx`` (RNN, LSTM).
+    Rows of ``res``: ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (``same``: unset).
+    """
+    N, GH = d_gx.shape
+    I = x.shape[1]
+    B, H = h0.shape
+    GHp = res.shape[1]
+    C = (N + chunk - 1) // chunk
+    rows = I + H + 2
+    part = np.zeros((C, rows, GHp), dtype=res.dtype)
+    for c in prange(C):
+        n0 = c * chunk
+        n1 = min(N, n0 + chunk)
+        p = part[c]
+        # The micro-kernel reads whole tiles of GHp columns: pad a copy where GH falls short.
+        if GH == GHp:
+            dx = d_gx[n0:n1]
+        else:
+            dx = np.zeros((n1 - n0, GHp), dtype=res.dtype)
+            for n in range(n1 - n0):
+                for j in range(GH):
+                    dx[n, j] = d_gx[n0 + n, j]
+        if same:
+            dh = dx
+        elif GH == GHp:
+            dh = d_gh[n0:n1]
+        else:
+            dh = np.zeros((n1 - n0, GHp), dtype=res.dtype)
+            for n in range(n1 - n0):
+                for j in range(GH):
+                    dh[n, j] = d_gh[n0 + n, j]
+        pi, ph = p[:I], p[I : I + H]
+        for k0 in range(n0, n1, KB):
+            # A block of KB rows of x, h_prev, d_gx and d_gh stays in L1 for all its products.
+            k1 = min(n1, k0 + KB)
+            rows_matmul_add(x[k0:k1].T, dx[k0 - n0 : k1 - n0], pi, I)  # dW_ih^T += x^T d_gx
+            m = max(k0, min(k1, B))  # rows [k0, m) follow h0, [m, k1) follow out
+            rows_matmul_add(h0[k0:m].T, dh[k0 - n0 : m - n0], ph, H)  # dW_hh^T += h_prev^T d_gh
+            rows_matmul_add(out[m - B : k1 - B].T, dh[m - n0 : k1 - n0], ph, H)
+            for n in range(k0, k1):
+                for j in range(GH):
+                    p[I + H, j] += d_gx[n, j]
+            if not same:
+                for n in range(k0, k1):
+                    for j in range(GH):
+                        p[I + H + 1, j] += d_gh[n, j]
+    for i in prange(rows):
+        for j in range(GH):
+            s = part[0, i, j]
+            for c in range(1, C):
+                s += part[c, i, j]
+            res[i, j] = s
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+    """``x @ weight.T + bias`` over the last dimension, as ``F.linear``, on Numba's threads.
+
+    x (..., K), weight (M, K), bias (M,) or None; returns (..., M) with x's dtype.
+    """
+    K = x.shape[-1]
+    M = weight.shape[0]
+    x2 = as_array(x).reshape(-1, K)
+    out = torch.empty((*x.shape[:-1], M), dtype=x.dtype)
+    b = np.zeros(M, dtype=x2.dtype) if bias is None else as_array(bias)
+    _linear(
+        x2, padded_columns(as_array(weight.T)), b, out.numpy().reshape(-1, M), LINEAR_BLOCK_ROWS
+    )
+    return out
+
+
+def weight_grads(d_gx, x, d_gh, h0, out):
+    """Weight and bias gradients of a layer direction from the kernel's backward.
+
+    Parameters
+    ----------
+    d_gx, d_gh : Tensor (T, B, GH)
+        Gradients of the input projection and of the recurrent pre-activation (the same
+        tensor for RNN and LSTM).
+    x : Tensor (T, B, I)
+        The layer's input.
+    h0 : Tensor (B, H)
+    out : Tensor (T, B, H)
+        The layer's output; ``h_prev = [h0, out[:-1]]``.
+
+    Returns
+    -------
+    d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,)
+    """
+    T, B, GH = d_gx.shape
+    I, H = x.shape[-1], h0.shape[-1]
+    N = T * B
+    same = d_gh is d_gx
+    dx = as_array(d_gx).reshape(N, GH)
+    res = torch.empty((I + H + 2, padded(GH, dx.dtype)), dtype=d_gx.dtype)
+    _weight_grads(
+        dx,
+        as_array(x).reshape(N, I),
+        dx if same else as_array(d_gh).reshape(N, GH),
+        as_array(h0),
+        as_array(out).reshape(N, H),
+        same,
+        chunk_rows(N),
+        res.numpy(),
+    )
+    d_w_ih = res[:I, :GH].T.contiguous()
+    d_w_hh = res[I : I + H, :GH].T.contiguous()
+    d_b_ih = res[I + H, :GH].clone()
+    d_b_hh = d_b_ih.clone() if same else res[I + H + 1, :GH].clone()
+    return d_w_ih, d_b_ih, d_w_hh, d_b_hh
