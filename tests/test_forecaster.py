@@ -370,9 +370,8 @@ def test_early_stopping_stops_after_patience_and_keeps_the_best():
     data = tsrnn._data.check_target(y)
     n_valid = tsrnn._data.n_valid_rows(data.lengths, 0.1, 1)
     scaled = (data.values - model._y_loc_[0]) / model._y_scale_[0]
-    problem = training.Problem(
-        scaled, None, tsrnn._data.WindowPlan(data.offsets, model.window_, 1, n_valid), 1
-    )
+    plan = tsrnn._data.WindowPlan(data.offsets, model.window_, 1, n_valid, model._lead_)
+    problem = training.Problem(scaled, None, plan, 1, model._seasonal_)
     settings = {"device": "cpu", "dtype": torch.float32}
     again = training.validate(model.module_, problem, settings)
     assert again == pytest.approx(model.history_[model.best_epoch_ - 1]["valid_loss"], rel=1e-5)
@@ -524,10 +523,20 @@ def test_update_then_predict_forecasts_from_the_longer_history():
     pd.testing.assert_series_equal(out, in_two.predict(4))
     pd.testing.assert_index_equal(out.index, y.index[60:64])
     # the same as rolling the fitted network from the last window of the longer history
-    W = model.window_
-    tail = (y.iloc[60 - W : 60].to_numpy() - model._y_loc_[0]) / model._y_scale_[0]
+    L = model._lead_ + model.window_
+    tail = (y.iloc[60 - L : 60].to_numpy() - model._y_loc_[0]) / model._y_scale_[0]
     manual = training.forecast(
-        model.module_, tail[None, :, None], None, None, 4, 1, "cpu", torch.float32
+        model.module_,
+        tail[None, :, None],
+        None,
+        None,
+        4,
+        1,
+        "cpu",
+        torch.float32,
+        model._lead_,
+        model._seasonal_,
+        model._weight_,
     )[0, :, 0]
     np.testing.assert_allclose(
         out.to_numpy(), manual * model._y_scale_[0, 0] + model._y_loc_[0, 0], rtol=1e-6

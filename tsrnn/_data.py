@@ -30,6 +30,7 @@ __all__ = [
     "check_target",
     "future_index",
     "gather",
+    "seasonal_mask",
     "seasonal_period",
     "steps_ahead",
 ]
@@ -536,6 +537,42 @@ def seasonal_period(freq: str | None) -> int:
         if off.nanos < day and day % off.nanos == 0:
             return day // off.nanos
     return 1
+
+
+def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
+    """Which series and target columns are seasonal with ``period``: (S, C) bool.
+
+    The test of the M4 competition's benchmarks, on first differences (so that a trend does
+    not pass for a season): the autocorrelation at lag ``period`` must exceed the 90% one-sided
+    limit ``1.645 * sqrt((1 + 2 * sum(acf[1:period] ** 2)) / n)``. A series shorter than
+    ``period + 3`` rows or with a constant difference is not seasonal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = np.arange(120)
+    >>> data = check_target(np.c_[np.sin(2 * np.pi * t / 12) + t / 50, np.cos(t / 7.3)], "y")
+    >>> seasonal_mask(data, 12).tolist()
+    [[True, False]]
+    """
+    out = np.zeros((data.n_series, data.n_columns), dtype=bool)
+    if period < 2:
+        return out
+    for k in range(data.n_series):
+        seg = data.series(k)
+        if len(seg) < period + 3:
+            continue
+        d = np.diff(seg, axis=0)
+        d = d - d.mean(axis=0)
+        n = len(d)
+        denom = np.einsum("ij,ij->j", d, d)
+        ok = denom > 0
+        acf = np.stack(
+            [np.einsum("ij,ij->j", d[:-lag], d[lag:]) for lag in range(1, period + 1)]
+        ) / np.where(ok, denom, 1.0)
+        limit = 1.645 * np.sqrt((1 + 2 * np.sum(acf[:-1] ** 2, axis=0)) / n)
+        out[k] = ok & (acf[-1] > limit)
+    return out
 
 
 def auto_window(period: int, usable: int, horizon: int) -> int:

@@ -9,8 +9,15 @@ columns, H steps emitted at once, I = C + H*K inputs, O = H*C outputs): a window
 target rows ``y[s .. s+W-1]`` and, at each position ``t``, the covariates of the steps it
 predicts ``x[t+1 .. t+H]``. Targets are teacher-forced at every position: the output at ``t``
 is compared with ``y[t+1 .. t+H]``. Each window is centred on its own level (the mean of its
-inputs, added back to the outputs), so a trending series is seen as a shape around a moving
-level and forecasts extrapolate trends instead of saturating at the training range.
+inputs), so a trending series is seen as a shape around a moving level and forecasts
+extrapolate trends instead of saturating at the training range.
+
+The outputs are offsets from a base: the window's level, or, for the series and columns that
+are seasonal (:func:`tsrnn._data.seasonal_mask`), the seasonal naive forecast ``y[t+k-m]`` of
+each target (m the seasonal period). Seasonal series also get that naive forecast (centred)
+as an input at every position, so the network reads the value it corrects; each window then
+carries ``lead = m`` rows of history before its first input (:class:`WindowPlan`), and the
+network's task is the correction to the seasonal naive forecast.
 """
 
 from __future__ import annotations
@@ -135,6 +142,9 @@ class Problem:
     x: np.ndarray | None
     plan: WindowPlan
     horizon: int  # H, steps emitted at once
+    # (S, C) bool: series and columns whose outputs are offsets from the seasonal naive
+    # forecast (period ``plan.lead``); None: every output is an offset from the window level
+    seasonal: np.ndarray | None = None
 
     @property
     def n_targets(self) -> int:
@@ -142,8 +152,18 @@ class Problem:
 
     @property
     def input_size(self) -> int:
-        k = 0 if self.x is None else self.x.shape[1]
-        return self.n_targets + self.horizon * k
+        return input_size(
+            self.n_targets,
+            0 if self.x is None else self.x.shape[1],
+            self.horizon,
+            self.seasonal is not None,
+        )
+
+
+def input_size(n_targets, n_covariates, horizon, seasonal) -> int:
+    """Inputs per step: the targets, the seasonal naive forecasts of the ``horizon`` steps
+    ahead (seasonal models only) and the covariates of those steps."""
+    return n_targets + horizon * n_covariates + (horizon * n_targets if seasonal else 0)
 
 
 def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
@@ -153,30 +173,50 @@ def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
     return win.transpose(2, 3).reshape(B, L - horizon, horizon * F)
 
 
-def make_inputs(y_win, x_next, horizon):
-    """Network inputs from a window of targets and the covariates of the steps ahead.
+def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
+    """Network inputs and output bases of windows of targets.
 
-    ``y_win`` (B, W, C) scaled targets, ``x_next`` (B, W, H*K) or ``None``. Returns the inputs
-    (W, B, I), centred on the window's level, and that level (B, 1, C): the network's outputs
-    are offsets from it.
+    ``block`` (B, lead + W + H', C): ``lead`` rows of history, the window's ``W`` target rows,
+    then (training) the ``H' = horizon`` rows it predicts or (forecasting) nothing further
+    that is read: only rows before ``lead + W`` are. ``x_next`` (B, W, H*K) or ``None``: the
+    covariates of the steps ahead. ``seasonal`` (B, C) bool or ``None``: rows and columns whose
+    outputs are offsets from the seasonal naive forecast with period ``lead``.
+
+    Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
+    H*C) that the network's outputs are offsets from.
     """
+    W = block.shape[1] - lead - horizon
+    y_win = block[:, lead : lead + W]
     level = y_win.mean(dim=1, keepdim=True)
-    inputs = y_win - level
+    parts = [y_win - level]
+    base = level.repeat(1, 1, horizon)
+    if seasonal is not None:
+        # the seasonal naive forecast of y[t+1 .. t+H] at each position t: y[t+1-m .. t+H-m]
+        naive = _steps_ahead(block[:, : W + horizon], horizon)  # block row lead-m+t+k = t+k
+        mask = seasonal.repeat(1, horizon).unsqueeze(1)  # (B, 1, H*C)
+        base = torch.where(mask, naive, base)
+        parts.append(base - level.repeat(1, 1, horizon))
     if x_next is not None:
-        inputs = torch.cat([inputs, x_next], dim=-1)
-    return inputs.transpose(0, 1), level
+        parts.append(x_next)
+    inputs = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
+    return inputs.transpose(0, 1), base
 
 
 def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
     """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``."""
     plan, H = problem.plan, problem.horizon
+    L = plan.lead
     y_rows = torch.from_numpy(gather(problem.y, starts, plan.length)).to(device, dtype)
     x_next = None
     if problem.x is not None:
-        x_rows = torch.from_numpy(gather(problem.x, starts, plan.length))
+        x_rows = torch.from_numpy(gather(problem.x, starts + L, plan.length - L))
         x_next = _steps_ahead(x_rows.to(device, dtype), H)
-    inputs, level = make_inputs(y_rows[:, : plan.window], x_next, H)
-    targets = _steps_ahead(y_rows, H) - level.repeat(1, 1, H)
+    seasonal = None
+    if problem.seasonal is not None:
+        series = np.searchsorted(plan.offsets, starts, side="right") - 1
+        seasonal = torch.from_numpy(problem.seasonal[series]).to(device)
+    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal)
+    targets = _steps_ahead(y_rows[:, L:], H) - base
     return inputs, targets.transpose(0, 1)
 
 
@@ -318,6 +358,60 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     return FitResult(history, best_epoch, interrupted)
 
 
+WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
+MIN_WEIGHT_VALUES = 50
+
+
+def choose_weight(net, problem: Problem, settings) -> float:
+    """The weight of the network's outputs on its base, chosen on the validation rows.
+
+    Each series is forecast from its validation cut over its validation rows, recursively as
+    :meth:`predict` does, with the outputs scaled by each weight of :data:`WEIGHTS`; the
+    weight with the smallest mean absolute error (scaled units, every series, column and
+    step) is kept. Weight 0 is the base alone (the seasonal naive forecast, or the window
+    level), so a network that does not forecast its validation rows better than its base is
+    shrunk towards it. With fewer than :data:`MIN_WEIGHT_VALUES` validation values (one
+    season of a monthly series, say) the choice would follow noise: the weight is then 1, as
+    it is without validation rows.
+    """
+    plan, H = problem.plan, problem.horizon
+    n_valid = plan.n_valid
+    if int(n_valid.sum()) * problem.n_targets < MIN_WEIGHT_VALUES:
+        return 1.0
+    ends = plan.offsets[:-1] + plan.cut
+    LW = plan.lead + plan.window
+    steps = int(n_valid.max())
+    y_tail = np.stack([problem.y[e - LW : e] for e in ends])
+    truth = np.full((len(ends), steps, problem.n_targets), np.nan)
+    for j, e in enumerate(ends):
+        truth[j, : n_valid[j]] = problem.y[e : e + n_valid[j]]
+    x_tail = x_future = None
+    if problem.x is not None:
+        x_tail = np.stack([problem.x[e - plan.window : e] for e in ends])
+        x_future = np.zeros((len(ends), steps, problem.x.shape[1]))
+        for j, e in enumerate(ends):
+            x_future[j, : n_valid[j]] = problem.x[e : e + n_valid[j]]
+            x_future[j, n_valid[j] :] = problem.x[e + n_valid[j] - 1]
+    errors = []
+    for weight in WEIGHTS:
+        pred = forecast(
+            net,
+            y_tail,
+            x_tail,
+            x_future,
+            steps,
+            H,
+            settings["device"],
+            settings["dtype"],
+            plan.lead,
+            problem.seasonal,
+            weight,
+        )
+        err = np.nanmean(np.abs(pred - truth))
+        errors.append(err if np.isfinite(err) else np.inf)
+    return float(WEIGHTS[int(np.argmin(errors))]) if np.isfinite(min(errors)) else 1.0
+
+
 def window_runner(net: ForecastNet):
     """A function mapping inputs (W, S, I) to the network's outputs at the last position (S, O).
 
@@ -359,13 +453,25 @@ def window_runner(net: ForecastNet):
 
 
 @torch.inference_mode()
-def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> np.ndarray:
+def forecast(
+    net,
+    y_tail,
+    x_tail,
+    x_future,
+    n_steps,
+    horizon,
+    device,
+    dtype,
+    lead=0,
+    seasonal=None,
+    weight=1.0,
+) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
     Parameters
     ----------
-    y_tail : ndarray (S, W, C)
-        The last ``W`` scaled target rows of each series.
+    y_tail : ndarray (S, lead + W, C)
+        The last ``lead + W`` scaled target rows of each series.
     x_tail : ndarray (S, W, K) or None
         The scaled covariates of those rows.
     x_future : ndarray (S, n, K) or None
@@ -375,6 +481,12 @@ def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> 
     n_steps : int
     horizon : int
         Steps emitted per network call (1: recursive).
+    lead : int
+        Rows of history before the window (the seasonal period of a seasonal model, else 0).
+    seasonal : ndarray (S, C) of bool or None
+        Series and columns forecast as offsets from the seasonal naive forecast.
+    weight : float
+        Each forecast is ``base + weight * network output`` (see :func:`choose_weight`).
 
     Returns
     -------
@@ -390,12 +502,15 @@ def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> 
     (2, 3, 1)
     """
     net.eval()
-    S, W, C = y_tail.shape
-    H = horizon
+    S, LW, C = y_tail.shape
+    L, H = lead, horizon
+    W = LW - L
     n_chunks = -(-n_steps // H)
     total = n_chunks * H
-    Y = torch.zeros((S, W + total, C), device=device, dtype=dtype)
-    Y[:, :W] = torch.as_tensor(y_tail, device=device, dtype=dtype)
+    Y = torch.zeros((S, LW + total, C), device=device, dtype=dtype)
+    Y[:, :LW] = torch.as_tensor(y_tail, device=device, dtype=dtype)
+    if seasonal is not None:
+        seasonal = torch.as_tensor(seasonal, device=device)
     X = None
     if x_tail is not None:
         fut = np.asarray(x_future)
@@ -411,9 +526,11 @@ def forecast(net, y_tail, x_tail, x_future, n_steps, horizon, device, dtype) -> 
         for c in range(n_chunks):
             k = c * H
             x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
-            inputs, level = make_inputs(Y[:, k : k + W], x_next, H)
-            Y[:, W + k : W + k + H] = run(inputs).reshape(S, H, C) + level
-    return Y[:, W : W + n_steps].double().cpu().numpy()
+            # rows k + LW .. k + LW + H - 1 of the block are the ones being forecast: unread
+            inputs, base = make_inputs(Y[:, k : k + LW + H], x_next, H, L, seasonal)
+            step = run(inputs) if weight == 1.0 else weight * run(inputs)
+            Y[:, LW + k : LW + k + H] = (step + base[:, -1]).reshape(S, H, C)
+    return Y[:, LW : LW + n_steps].double().cpu().numpy()
 
 
 @contextlib.contextmanager

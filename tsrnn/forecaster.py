@@ -40,6 +40,7 @@ from tsrnn._data import (
     mase_scale,
     n_valid_rows,
     panel_blocks,
+    seasonal_mask,
     seasonal_period,
     steps_ahead,
 )
@@ -47,6 +48,8 @@ from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, r
 
 __all__ = ["RNNForecaster"]
 
+# a seasonal model needs windows at least this long (else the window level is the base)
+_MIN_SEASONAL_WINDOW = 4
 _SCALERS = {"standard": StandardScaler, "robust": RobustScaler, "minmax": MinMaxScaler}
 
 
@@ -380,11 +383,20 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else np.zeros_like(lengths)
         )
         period = seasonal_period(data.axis.freq)
+        usable = int((lengths - n_valid).min())
         if self.window == "auto":
-            window = auto_window(period, int((lengths - n_valid).min()), H)
+            window = auto_window(period, usable, H)
         else:
             window = int(self.window)
         self._check_lengths(data, window, H, n_valid)
+        lead, seasonal = 0, None
+        if period > 1 and H <= period:
+            # Seasonal series learn corrections to the seasonal naive forecast; each window
+            # then needs a season of history before it (see _training).
+            mask = seasonal_mask(data, period)
+            w = auto_window(period, usable - period, H) if self.window == "auto" else window
+            if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
+                lead, seasonal, window = period, mask, w
 
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
@@ -406,10 +418,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             ) from exc
 
         ends = data.offsets[1:]
-        y_tail = np.stack([y_scaled[e - window : e] for e in ends])
+        y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
         problem = _training.Problem(
-            y_scaled, x_scaled, WindowPlan(data.offsets, window, H, n_valid), H
+            y_scaled, x_scaled, WindowPlan(data.offsets, window, H, n_valid, lead), H, seasonal
         )
         attrs = {
             "window_": window,
@@ -423,6 +435,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_layout_": self._layout(data, covariates),
             "_ends_": data.ends(),
             "_y_tail_": y_tail,
+            "_lead_": lead,
+            "_seasonal_": seasonal,
             "_x_tail_": x_tail,
             "_y_loc_": loc,
             "_y_scale_": scale,
@@ -572,6 +586,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 result = _training.fit_loop(
                     net, problem, settings, rng, progress=None if bar is None else bar.step
                 )
+                weight = _training.choose_weight(net, problem, settings)
         finally:
             if bar is not None:
                 bar.close()
@@ -608,6 +623,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "n_epochs_": len(history),
             "best_epoch_": result.best_epoch,
             "_net_config_": config,
+            "_weight_": weight,
         }
 
     def _progress_bar(self):
@@ -831,6 +847,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             H,
             self.device_,
             next(self.module_.parameters()).dtype,
+            lead=self._lead_,
+            seasonal=None if self._seasonal_ is None else self._seasonal_[series],
+            weight=self._weight_,
         )
         out = []
         for j, k in enumerate(series):

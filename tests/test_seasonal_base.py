@@ -1,0 +1,127 @@
+"""The seasonal base of the forecaster's outputs and the validation-chosen output weight."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import tsrnn._training as training
+from tsrnn import RNNForecaster
+from tsrnn._data import check_target, n_valid_rows, seasonal_mask
+
+TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
+
+
+def monthly(n, seasonal=True, seed=0, name="sales"):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    season = 10 * np.sin(2 * np.pi * t / 12) if seasonal else 0.0
+    values = 50 + 0.3 * t + season + rng.normal(0, 1, n)
+    return pd.Series(values, index=pd.date_range("2000-01-01", periods=n, freq="MS"), name=name)
+
+
+def rolling_level(values, window, n):
+    """The level base alone, recursively: each step the mean of the last ``window`` values."""
+    values = list(values)
+    for _ in range(n):
+        values.append(np.mean(values[-window:]))
+    return np.array(values[-n:])
+
+
+def test_seasonal_mask_finds_the_season_and_ignores_trend_and_noise():
+    rng = np.random.default_rng(0)
+    t = np.arange(200)
+    columns = np.c_[
+        monthly(200).to_numpy(),  # season + trend
+        0.5 * t + rng.normal(0, 1, 200),  # trend only
+        rng.normal(0, 1, 200),  # noise
+        np.full(200, 3.0),  # constant: no autocorrelation at all
+    ]
+    assert seasonal_mask(check_target(columns, "y"), 12).tolist() == [[True, False, False, False]]
+    # no season to test, or too few rows to test it
+    assert not seasonal_mask(check_target(columns, "y"), 1).any()
+    assert not seasonal_mask(check_target(columns[:14], "y"), 12).any()
+
+
+def test_seasonal_series_get_a_season_of_history_and_the_naive_base():
+    y = monthly(120)
+    model = RNNForecaster(**TINY).fit(y)
+    assert model._lead_ == 12
+    assert model._seasonal_.tolist() == [[True]]
+    assert model._y_tail_.shape == (1, 12 + model.window_, 1)
+    # with the network's outputs weighted 0 the forecast is exactly the seasonal naive one
+    model._weight_ = 0.0
+    np.testing.assert_allclose(model.predict(24).to_numpy(), np.tile(y.to_numpy()[-12:], 2))
+
+
+def test_non_seasonal_series_keep_the_window_level_base():
+    y = monthly(120, seasonal=False)
+    model = RNNForecaster(**TINY).fit(y)
+    assert model._lead_ == 0 and model._seasonal_ is None
+    assert model._y_tail_.shape == (1, model.window_, 1)
+    model._weight_ = 0.0
+    expected = rolling_level(y.to_numpy(), model.window_, 3)
+    np.testing.assert_allclose(model.predict(3).to_numpy(), expected)
+
+
+def test_a_panel_mixes_seasonal_and_level_bases_per_series():
+    a, b = monthly(96, seed=1), monthly(96, seasonal=False, seed=2)
+    panel = pd.concat({"a": a, "b": b}, names=["id", "date"])
+    model = RNNForecaster(**TINY).fit(panel)
+    assert model._seasonal_.tolist() == [[True], [False]]
+    model._weight_ = 0.0
+    out = model.predict(6)
+    np.testing.assert_allclose(out.xs("a", level=0).to_numpy(), a.to_numpy()[-12:-6])
+    expected = rolling_level(b.to_numpy(), model.window_, 6)
+    np.testing.assert_allclose(out.xs("b", level=0).to_numpy(), expected)
+
+
+def test_a_horizon_longer_than_the_season_keeps_the_level_base():
+    y = pd.Series(monthly(120).to_numpy(), index=pd.period_range("2000Q1", periods=120, freq="Q"))
+    model = RNNForecaster(**TINY, strategy="direct", horizon=6).fit(y)
+    assert model._lead_ == 0 and model._seasonal_ is None
+
+
+def _problem(model, y):
+    """The training problem the model was fitted on, rebuilt from the fitted attributes."""
+    data = check_target(y)
+    n_valid = n_valid_rows(data.lengths, 0.1, 1)
+    scaled = (data.values - model._y_loc_[0]) / model._y_scale_[0]
+    plan = training.WindowPlan(data.offsets, model.window_, 1, n_valid, model._lead_)
+    return training.Problem(scaled, None, plan, 1, model._seasonal_)
+
+
+def test_the_weight_drops_a_network_worse_than_its_base():
+    y = monthly(600)  # 60 validation rows
+    model = RNNForecaster(**TINY).fit(y)
+    problem = _problem(model, y)
+    settings = {"device": "cpu", "dtype": torch.float32}
+    with torch.no_grad():
+        model.module_.head.weight.zero_()
+        model.module_.head.bias.fill_(3.0)  # every step 3 standard deviations off
+    assert training.choose_weight(model.module_, problem, settings) == 0.0
+    with torch.no_grad():
+        model.module_.head.bias.fill_(0.0)  # the seasonal naive forecast at every weight
+    # all weights tie: the first (0) is kept, and forecasts are the same at any weight
+    assert training.choose_weight(model.module_, problem, settings) == 0.0
+
+
+def test_the_weight_is_one_with_few_validation_values():
+    y = monthly(120)  # 12 validation rows < MIN_WEIGHT_VALUES
+    assert 12 < training.MIN_WEIGHT_VALUES
+    model = RNNForecaster(**TINY).fit(y)
+    problem = _problem(model, y)
+    with torch.no_grad():
+        model.module_.head.bias.fill_(3.0)
+    settings = {"device": "cpu", "dtype": torch.float32}
+    assert training.choose_weight(model.module_, problem, settings) == 1.0
+
+
+@pytest.mark.parametrize("seasonal", [True, False])
+def test_the_fitted_weight_is_one_of_the_grid_and_used_by_predict(seasonal):
+    y = monthly(600, seasonal=seasonal)
+    model = RNNForecaster(**TINY).fit(y)
+    assert model._weight_ in training.WEIGHTS
+    full = model.predict(5).to_numpy()
+    model._weight_ = 0.0 if model._weight_ != 0.0 else 1.0
+    assert not np.allclose(model.predict(5).to_numpy(), full)
