@@ -123,6 +123,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     position of the window. Training holds out the most recent ``validation_fraction`` of each
     series for early stopping and keeps the best weights.
 
+    The network predicts offsets from a base: the window's level, or, for series that are
+    seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
+    seasonality test on the series' differences), the seasonal naive forecast ``y[t-m]``,
+    which it also reads as an input: it learns corrections to that naive forecast. After
+    training, the weight of its outputs on the base (0, 0.25, ..., 1) is chosen by the error
+    of recursive forecasts of the validation rows, so a network that forecasts worse than its
+    base is shrunk towards it (with at least 50 validation values; else the weight is 1).
+    See ``docs/api-notes.md``.
+
     Parameters
     ----------
     cell : {'gru', 'lstm', 'rnn'}, default='gru'
