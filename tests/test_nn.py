@@ -89,9 +89,14 @@ def test_matches_torch_nn(kind, config, dtype, with_hx):
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("kind", list(PAIRS))
-def test_training_shape_matches_torch_nn(kind, dtype):
+@pytest.mark.parametrize("projection", ["numba", "torch"])
+def test_training_shape_matches_torch_nn(kind, dtype, projection, monkeypatch):
     """As in training: the input needs no gradient, the parameters do, and T*B rows span many
-    chunks of the Numba weight-gradient sums; the whole layer runs as one Numba Function."""
+    chunks of the Numba weight-gradient sums; the whole layer runs as one Numba Function, its
+    input projection on Numba or (small products) on torch."""
+    from tsrnn.kernels.common import numba_dense
+
+    monkeypatch.setattr(numba_dense, "NUMBA_LINEAR_MIN_WORK", 0 if projection == "numba" else 1e18)
     torch.manual_seed(8)
     ours, ref = _pair(kind, 3, 19, 2, False, False, True, dtype)
     x = torch.randn(40, 37, 3, dtype=dtype)

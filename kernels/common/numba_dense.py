@@ -23,19 +23,28 @@ are added in chunk order.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common.numba_config import njit_parallel
+from tsrnn.kernels.common.numba_config import njit, njit_parallel, num_threads
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import padded, padded_columns, rows_matmul_add
+from tsrnn.kernels.common.numba_simd import vadd, vector_lanes, vload, vstore
 
 LINEAR_BLOCK_ROWS = 32
 """Rows of a projection per parallel task (each row is independent of the cut)."""
 
 KB = 16
 """Rows of a chunk multiplied at a time, so that their operands stay in the L1 cache."""
+
+PARALLEL_MIN_WORK = 1_000_000
+"""Multiply-adds below which a product runs on one thread (see :func:`_threads_for`)."""
+
+NUMBA_LINEAR_MIN_WORK = 5_000_000
+"""Multiply-adds of a projection from which :func:`linear` runs on Numba rather than torch."""
 
 MIN_CHUNK_ROWS = 256
 MAX_CHUNKS = 32
@@ -56,6 +65,29 @@ def chunk_rows(n: int) -> int:
     return -(-rows // 8) * 8
 
 
+@njit(inline="always")
+def rows_sum_add(d, k0, k1, out, i):
+    """``out[i] += Σ_{k0 <= k < k1} d[k]``, one chain per column; d and out C-contiguous with a
+    whole number of vectors per row. The running sums stay in registers (a plain loop would
+    load and store ``out[i]`` for every row of ``d``)."""
+    L = vector_lanes(d)
+    for j in range(0, d.shape[1], L):
+        acc = vload(out, i, j)
+        for k in range(k0, k1):
+            acc = vadd(acc, vload(d, k, j))
+        vstore(out, i, j, acc)
+
+
+def _threads_for(work: int):
+    """One thread for small products, else the caller's setting.
+
+    Each parallel region wakes the worker threads and waits for them at its end: a few
+    microseconds on idle cores, but up to a scheduler time slice (milliseconds) when other
+    processes keep the cores busy, more than a small product costs on one thread.
+    """
+    return num_threads(1) if work < PARALLEL_MIN_WORK else contextlib.nullcontext()
+
+
 @njit_parallel
 def _linear(x, w_t, b, out, R):
     """``out = x @ w_t[:, :M] + b``; x (N, K), w_t (K, Mp) zero-padded, b (M,), out (N, M)."""
@@ -65,35 +97,39 @@ def _linear(x, w_t, b, out, R):
     for blk in prange((N + R - 1) // R):
         n0 = blk * R
         nr = min(R, N - n0)
-        acc = np.zeros((R, Mp), dtype=out.dtype)
+        # Rows of out are whole tiles when M is a multiple of the tile: accumulate in place.
+        acc = out[n0 : n0 + nr] if M == Mp else np.zeros((nr, Mp), dtype=out.dtype)
         for r in range(nr):
             for j in range(M):
                 acc[r, j] = b[j]
         rows_matmul_add(x[n0 : n0 + nr], w_t, acc, nr)
-        for r in range(nr):
-            for j in range(M):
-                out[n0 + r, j] = acc[r, j]
+        if M != Mp:
+            for r in range(nr):
+                for j in range(M):
+                    out[n0 + r, j] = acc[r, j]
 
 
 @njit_parallel
-def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, res):
+def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, res):
     """Weight and bias gradients of one layer direction, in ``res`` (I + H + 2, GHp).
 
     d_gx, d_gh (N, GH); x (N, I); h0 (B, H); out (N, H), so that ``h_prev[n]`` is ``h0[n]``
     for ``n < B`` and ``out[n - B]`` after. ``same``: ``d_gh`` is ``d_gx`` (RNN, LSTM).
-    Rows of ``res``: ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (``same``: unset).
+    ``part`` (C, I + H + 2, GHp) is scratch for the chunks' partial sums. Rows of ``res``:
+    ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (``same``: unset).
+
+    One parallel region (the ``prange``; the partials are added after it on one thread): each
+    region costs a wake-up of the worker threads, milliseconds when the cores are shared.
     """
     N, GH = d_gx.shape
     I = x.shape[1]
     B, H = h0.shape
-    GHp = res.shape[1]
-    C = (N + chunk - 1) // chunk
-    rows = I + H + 2
-    part = np.zeros((C, rows, GHp), dtype=res.dtype)
+    C, rows, GHp = part.shape
     for c in prange(C):
         n0 = c * chunk
         n1 = min(N, n0 + chunk)
         p = part[c]
+        p[:] = 0
         # The micro-kernel reads whole tiles of GHp columns: pad a copy where GH falls short.
         if GH == GHp:
             dx = d_gx[n0:n1]
@@ -119,34 +155,48 @@ def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, res):
             m = max(k0, min(k1, B))  # rows [k0, m) follow h0, [m, k1) follow out
             rows_matmul_add(h0[k0:m].T, dh[k0 - n0 : m - n0], ph, H)  # dW_hh^T += h_prev^T d_gh
             rows_matmul_add(out[m - B : k1 - B].T, dh[m - n0 : k1 - n0], ph, H)
-            for n in range(k0, k1):
-                for j in range(GH):
-                    p[I + H, j] += d_gx[n, j]
+            rows_sum_add(dx, k0 - n0, k1 - n0, p, I + H)  # db_ih
             if not same:
-                for n in range(k0, k1):
-                    for j in range(GH):
-                        p[I + H + 1, j] += d_gh[n, j]
-    for i in prange(rows):
+                rows_sum_add(dh, k0 - n0, k1 - n0, p, I + H + 1)  # db_hh
+    # Loops, not array expressions: those would each become a parallel region of their own.
+    for i in range(rows):
         for j in range(GH):
-            s = part[0, i, j]
-            for c in range(1, C):
-                s += part[c, i, j]
-            res[i, j] = s
+            res[i, j] = part[0, i, j]
+    for c in range(1, C):
+        for i in range(rows):
+            for j in range(GH):
+                res[i, j] += part[c, i, j]
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
     """``x @ weight.T + bias`` over the last dimension, as ``F.linear``, on Numba's threads.
 
-    x (..., K), weight (M, K), bias (M,) or None; returns (..., M) with x's dtype.
+    x (..., K), weight (M, K), bias (M,) or None; returns (..., M) with x's dtype. Below
+    :data:`NUMBA_LINEAR_MIN_WORK` multiply-adds torch's own product is quicker (no parallel
+    region, no padded copy of the weights) and is used instead.
     """
     K = x.shape[-1]
     M = weight.shape[0]
+    x = x.detach()
+    if x.numel() * M < NUMBA_LINEAR_MIN_WORK:
+        x2 = x.reshape(-1, K)
+        out2 = (
+            x2 @ weight.detach().T
+            if bias is None
+            else torch.addmm(bias.detach(), x2, weight.detach().T)
+        )
+        return out2.view(*x.shape[:-1], M)
     x2 = as_array(x).reshape(-1, K)
     out = torch.empty((*x.shape[:-1], M), dtype=x.dtype)
     b = np.zeros(M, dtype=x2.dtype) if bias is None else as_array(bias)
-    _linear(
-        x2, padded_columns(as_array(weight.T)), b, out.numpy().reshape(-1, M), LINEAR_BLOCK_ROWS
-    )
+    with _threads_for(x2.shape[0] * K * M):
+        _linear(
+            x2,
+            padded_columns(as_array(weight.T)),
+            b,
+            out.numpy().reshape(-1, M),
+            LINEAR_BLOCK_ROWS,
+        )
     return out
 
 
@@ -173,17 +223,21 @@ def weight_grads(d_gx, x, d_gh, h0, out):
     N = T * B
     same = d_gh is d_gx
     dx = as_array(d_gx).reshape(N, GH)
+    chunk = chunk_rows(N)
     res = torch.empty((I + H + 2, padded(GH, dx.dtype)), dtype=d_gx.dtype)
-    _weight_grads(
-        dx,
-        as_array(x).reshape(N, I),
-        dx if same else as_array(d_gh).reshape(N, GH),
-        as_array(h0),
-        as_array(out).reshape(N, H),
-        same,
-        chunk_rows(N),
-        res.numpy(),
-    )
+    part = np.empty((-(-N // chunk), *res.shape), dtype=dx.dtype)
+    with _threads_for(N * GH * (I + H + 2)):
+        _weight_grads(
+            dx,
+            as_array(x).reshape(N, I),
+            dx if same else as_array(d_gh).reshape(N, GH),
+            as_array(h0),
+            as_array(out).reshape(N, H),
+            same,
+            chunk,
+            part,
+            res.numpy(),
+        )
     d_w_ih = res[:I, :GH].T.contiguous()
     d_w_hh = res[I : I + H, :GH].T.contiguous()
     d_b_ih = res[I + H, :GH].clone()
