@@ -110,13 +110,14 @@ def _linear(x, w_t, b, out, R):
 
 
 @njit_parallel
-def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, res):
-    """Weight and bias gradients of one layer direction, in ``res`` (I + H + 2, GHp).
+def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+    """Weight and bias gradients of one layer direction: d_w_ih (GH, I), d_b_ih (GH,),
+    d_w_hh (GH, H), d_b_hh (GH,).
 
     d_gx, d_gh (N, GH); x (N, I); h0 (B, H); out (N, H), so that ``h_prev[n]`` is ``h0[n]``
     for ``n < B`` and ``out[n - B]`` after. ``same``: ``d_gh`` is ``d_gx`` (RNN, LSTM).
-    ``part`` (C, I + H + 2, GHp) is scratch for the chunks' partial sums. Rows of ``res``:
-    ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (``same``: unset).
+    ``part`` (C, I + H + 2, GHp) is scratch for the chunks' partial sums, its rows
+    ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (unused when ``same``).
 
     One parallel region (the ``prange``; the partials are added after it on one thread): each
     region costs a wake-up of the worker threads, milliseconds when the cores are shared.
@@ -134,7 +135,7 @@ def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, res):
         if GH == GHp:
             dx = d_gx[n0:n1]
         else:
-            dx = np.zeros((n1 - n0, GHp), dtype=res.dtype)
+            dx = np.zeros((n1 - n0, GHp), dtype=part.dtype)
             for n in range(n1 - n0):
                 for j in range(GH):
                     dx[n, j] = d_gx[n0 + n, j]
@@ -143,7 +144,7 @@ def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, res):
         elif GH == GHp:
             dh = d_gh[n0:n1]
         else:
-            dh = np.zeros((n1 - n0, GHp), dtype=res.dtype)
+            dh = np.zeros((n1 - n0, GHp), dtype=part.dtype)
             for n in range(n1 - n0):
                 for j in range(GH):
                     dh[n, j] = d_gh[n0 + n, j]
@@ -159,13 +160,18 @@ def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, res):
             if not same:
                 rows_sum_add(dh, k0 - n0, k1 - n0, p, I + H + 1)  # db_hh
     # Loops, not array expressions: those would each become a parallel region of their own.
-    for i in range(rows):
-        for j in range(GH):
-            res[i, j] = part[0, i, j]
+    res = part[0]
     for c in range(1, C):
         for i in range(rows):
             for j in range(GH):
                 res[i, j] += part[c, i, j]
+    for j in range(GH):
+        for i in range(I):
+            d_w_ih[j, i] = res[i, j]
+        for i in range(H):
+            d_w_hh[j, i] = res[I + i, j]
+        d_b_ih[j] = res[I + H, j]
+        d_b_hh[j] = res[I + H + (0 if same else 1), j]
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
@@ -224,8 +230,8 @@ def weight_grads(d_gx, x, d_gh, h0, out):
     same = d_gh is d_gx
     dx = as_array(d_gx).reshape(N, GH)
     chunk = chunk_rows(N)
-    res = torch.empty((I + H + 2, padded(GH, dx.dtype)), dtype=d_gx.dtype)
-    part = np.empty((-(-N // chunk), *res.shape), dtype=dx.dtype)
+    part = np.empty((-(-N // chunk), I + H + 2, padded(GH, dx.dtype)), dtype=dx.dtype)
+    grads = [torch.empty(shape, dtype=d_gx.dtype) for shape in ((GH, I), (GH,), (GH, H), (GH,))]
     with _threads_for(N * GH * (I + H + 2)):
         _weight_grads(
             dx,
@@ -236,10 +242,6 @@ def weight_grads(d_gx, x, d_gh, h0, out):
             same,
             chunk,
             part,
-            res.numpy(),
+            *[g.numpy() for g in grads],
         )
-    d_w_ih = res[:I, :GH].T.contiguous()
-    d_w_hh = res[I : I + H, :GH].T.contiguous()
-    d_b_ih = res[I + H, :GH].clone()
-    d_b_hh = d_b_ih.clone() if same else res[I + H + 1, :GH].clone()
-    return d_w_ih, d_b_ih, d_w_hh, d_b_hh
+    return tuple(grads)
