@@ -31,8 +31,9 @@ def _pair(kind, I, H, L, bi, bf, bias, dtype, backend="numba"):
     ours_cls, ref_cls, kw = PAIRS[kind]
     ref = ref_cls(I, H, num_layers=L, bidirectional=bi, batch_first=bf, bias=bias, **kw)
     ref = ref.to(dtype)
-    ours = ours_cls(I, H, num_layers=L, bidirectional=bi, batch_first=bf, bias=bias,
-                    backend=backend, **kw).to(dtype)
+    ours = ours_cls(
+        I, H, num_layers=L, bidirectional=bi, batch_first=bf, bias=bias, backend=backend, **kw
+    ).to(dtype)
     ours.load_state_dict(ref.state_dict())
     return ours, ref
 
@@ -57,9 +58,20 @@ def _run_and_grads(module, x, hx, g_out, g_h):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: "T{}B{}I{}H{}L{}{}{}{}".format(
-    c[0], c[1], c[2], c[3], c[4], "bi" if c[5] else "", "bf" if c[6] else "", "" if c[7] else
-    "nobias"))
+@pytest.mark.parametrize(
+    "config",
+    CONFIGS,
+    ids=lambda c: "T{}B{}I{}H{}L{}{}{}{}".format(
+        c[0],
+        c[1],
+        c[2],
+        c[3],
+        c[4],
+        "bi" if c[5] else "",
+        "bf" if c[6] else "",
+        "" if c[7] else "nobias",
+    ),
+)
 @pytest.mark.parametrize("kind", list(PAIRS))
 @pytest.mark.parametrize("with_hx", [False, True], ids=["no_hx", "hx"])
 def test_matches_torch_nn(kind, config, dtype, with_hx):
@@ -80,8 +92,11 @@ def test_matches_torch_nn(kind, config, dtype, with_hx):
     torch.testing.assert_close(o1, o2, **TOL[dtype])
     for a, b in zip(s1, s2):
         torch.testing.assert_close(a, b, **TOL[dtype])
-    names = ["input"] + (["h0", "c0"][:n_states] if with_hx else []) + [
-        n for n, _ in ours.named_parameters()]
+    names = (
+        ["input"]
+        + (["h0", "c0"][:n_states] if with_hx else [])
+        + [n for n, _ in ours.named_parameters()]
+    )
     assert len(gr1) == len(gr2) == len(names)
     for name, a, b in zip(names, gr1, gr2):
         torch.testing.assert_close(a, b, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
@@ -144,7 +159,8 @@ def test_gradcheck_float64(kind, backend):
                 p.copy_(v)
         # Parameters enter functionally so gradcheck perturbs them too.
         mod = torch.func.functional_call(
-            ours, dict(zip([n for n, _ in ours.named_parameters()], ps)),
+            ours,
+            dict(zip([n for n, _ in ours.named_parameters()], ps)),
             (x, (h0, torch.zeros_like(h0)) if kind == "lstm" else h0),
         )
         out, h = mod

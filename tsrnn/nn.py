@@ -40,9 +40,7 @@ class _Recurrence(torch.autograd.Function):
         ctx.n_saved = len(saved)
         keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
         ctx.keep_gx = keep_gx
-        ctx.save_for_backward(
-            gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved
-        )
+        ctx.save_for_backward(gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved)
         if ctx.has_c:
             return out, hn, cn
         return out, hn
@@ -55,7 +53,14 @@ class _Recurrence(torch.autograd.Function):
             grad_out.contiguous(),
             grad_hn.contiguous(),
             None if grad_cn is None else grad_cn.contiguous(),
-            gx, w_hh, b_hh, h0, c0, out, tuple(saved), **ctx.options,
+            gx,
+            w_hh,
+            b_hh,
+            h0,
+            c0,
+            out,
+            tuple(saved),
+            **ctx.options,
         )
         # dW_hh = Σ_t d_gh_t^T h_{t-1}: one matmul over all steps and batch rows.
         H = h0.shape[-1]
@@ -126,9 +131,7 @@ class _NumbaLayer(torch.autograd.Function):
         out, hn, cn, saved = kernel.forward(gx, w_hh, b_hh, h0, c0, save=True, **options)
         ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
         keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
-        ctx.save_for_backward(
-            x, w_ih, gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved
-        )
+        ctx.save_for_backward(x, w_ih, gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved)
         if ctx.has_c:
             return out, hn, cn
         return out, hn
@@ -143,7 +146,14 @@ class _NumbaLayer(torch.autograd.Function):
             grad_out.contiguous(),
             grad_hn.contiguous(),
             None if grad_cn is None else grad_cn.contiguous(),
-            gx, w_hh, b_hh, h0, c0, out, tuple(saved), **ctx.options,
+            gx,
+            w_hh,
+            b_hh,
+            h0,
+            c0,
+            out,
+            tuple(saved),
+            **ctx.options,
         )
         need = ctx.needs_input_grad
         d_w_ih = d_b_ih = d_w_hh = d_b_hh = None
@@ -165,8 +175,9 @@ class _NumbaLayer(torch.autograd.Function):
         )
 
 
-def recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, backend="auto",
-                    nonlinearity="tanh"):
+def recurrent_layer(
+    cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearity="tanh"
+):
     """Run one recurrent layer direction (input projection and time loop), differentiably.
 
     On the Numba backend the projection and, in backward, the weight gradients run on Numba's
@@ -202,8 +213,16 @@ def recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, backend="au
     """
     name = resolve_backend(backend, x.device, x.dtype)
     if name != "numba":
-        return recurrence(cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0,
-                          backend=name, nonlinearity=nonlinearity)
+        return recurrence(
+            cell,
+            F.linear(x, w_ih, b_ih).contiguous(),
+            w_hh,
+            b_hh,
+            h0,
+            c0,
+            backend=name,
+            nonlinearity=nonlinearity,
+        )
     kernel = get_kernel(cell, name)
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
     needs_grad = torch.is_grad_enabled() and any(
@@ -275,8 +294,7 @@ class _KernelRNNMixin:
             raise TypeError(f"{what} must be a torch.Tensor, got {type(h).__name__}.")
         if tuple(h.shape) != expected:
             raise ValueError(
-                f"{type(self).__name__}: expected {what} of size {expected}, got "
-                f"{tuple(h.shape)}."
+                f"{type(self).__name__}: expected {what} of size {expected}, got {tuple(h.shape)}."
             )
 
     def _run(self, x, hx):
@@ -327,8 +345,16 @@ class _KernelRNNMixin:
                     b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
                 k = layer * D + d
                 out, hn, cn = recurrent_layer(
-                    cell, layer_input.flip(0) if d == 1 else layer_input, w_ih, b_ih, w_hh,
-                    b_hh, h0[k], None if c0 is None else c0[k], backend=self.backend, **options,
+                    cell,
+                    layer_input.flip(0) if d == 1 else layer_input,
+                    w_ih,
+                    b_ih,
+                    w_hh,
+                    b_hh,
+                    h0[k],
+                    None if c0 is None else c0[k],
+                    backend=self.backend,
+                    **options,
                 )
                 outs.append(out.flip(0) if d == 1 else out)
                 h_n.append(hn)
