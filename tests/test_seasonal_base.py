@@ -125,3 +125,43 @@ def test_the_fitted_weight_is_one_of_the_grid_and_used_by_predict(seasonal):
     full = model.predict(5).to_numpy()
     model._weight_ = 0.0 if model._weight_ != 0.0 else 1.0
     assert not np.allclose(model.predict(5).to_numpy(), full)
+
+
+def test_input_noise_follows_each_target_column_and_the_seasonal_inputs():
+    rng = np.random.default_rng(0)
+    y = np.c_[rng.normal(0, 2.0, 100), rng.normal(0, 0.5, 100)]
+    plan = training.WindowPlan(np.array([0, 100]), 8, 1, np.array([10]), 4)
+    seasonal = training.Problem(y, None, plan, 1, np.array([[True, False]]))
+    sd = torch.as_tensor(y.std(axis=0), dtype=torch.float64)
+    noise = training.input_noise(seasonal, "cpu", torch.float64, scale=0.5)
+    # the two target columns, then their seasonal naive inputs (horizon 1)
+    torch.testing.assert_close(noise, 0.5 * torch.cat([sd, sd]))
+    level = training.Problem(y, None, training.WindowPlan(np.array([0, 100]), 8, 1, [10]), 1)
+    torch.testing.assert_close(training.input_noise(level, "cpu", torch.float64, 0.5), 0.5 * sd)
+    assert training.input_noise(level, "cpu", torch.float64, scale=0.0) is None
+    flat = training.Problem(np.ones((100, 1)), None, level.plan, 1)
+    assert training.input_noise(flat, "cpu", torch.float64) is None
+
+
+def test_training_inputs_get_noise_on_the_target_features_only(monkeypatch):
+    y = monthly(120)
+    X = pd.DataFrame({"promo": np.arange(120) % 5 == 0}, index=y.index).astype(float)
+    seen = []
+    real = training.train_step
+
+    def spy(net, optimizer, inputs, targets, **kwargs):
+        seen.append(inputs.clone())
+        return real(net, optimizer, inputs, targets, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", spy)
+    RNNForecaster(**dict(TINY, max_epochs=1)).fit(X, y)
+    noisy = seen[-1]
+    seen.clear()
+    monkeypatch.setattr(training, "input_noise", lambda *args, **kwargs: None)
+    RNNForecaster(**dict(TINY, max_epochs=1)).fit(X, y)
+    clean = seen[-1]
+    # features: the centred window, the centred seasonal naive forecast, the covariate
+    assert noisy.shape[-1] == clean.shape[-1] == 3
+    diff = (noisy - clean)[..., :2]
+    assert 0.3 < float(diff.std()) < 0.7  # 0.5 of the scaled target's deviation (1)
+    torch.testing.assert_close(noisy[..., 2], clean[..., 2])  # covariates untouched

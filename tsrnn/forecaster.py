@@ -581,6 +581,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "max_epochs": int(self.max_epochs),
             "early_stopping": bool(self.early_stopping),
             "patience": int(self.patience),
+            "input_noise": _training.input_noise(problem, device, dtype),
         }
         fork_devices = [device] if device.type == "cuda" else []
         bar = self._progress_bar()
