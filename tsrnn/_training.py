@@ -182,8 +182,9 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
     ``block`` (B, lead + W + H', C): ``lead`` rows of history, the window's ``W`` target rows,
     then (training) the ``H' = horizon`` rows it predicts or (forecasting) nothing further
     that is read: only rows before ``lead + W`` are. ``x_next`` (B, W, H*K) or ``None``: the
-    covariates of the steps ahead. ``seasonal`` (B, C) bool or ``None``: rows and columns whose
-    outputs are offsets from the seasonal naive forecast with period ``lead``.
+    covariates of the steps ahead. ``seasonal``: ``None`` (no seasonal model), ``True`` (every
+    row and column seasonal) or a (B, C) bool tensor of the rows and columns whose outputs are
+    offsets from the seasonal naive forecast with period ``lead``.
 
     Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
     H*C) that the network's outputs are offsets from.
@@ -191,18 +192,28 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
     W = block.shape[1] - lead - horizon
     y_win = block[:, lead : lead + W]
     level = y_win.mean(dim=1, keepdim=True)
-    parts = [y_win - level]
-    base = level.repeat(1, 1, horizon)
+    if horizon > 1:
+        level = level.repeat(1, 1, horizon)  # (B, 1, H*C), as the outputs are laid out
+    parts = [y_win - level[..., : y_win.shape[-1]]]
+    base = level
     if seasonal is not None:
         # the seasonal naive forecast of y[t+1 .. t+H] at each position t: y[t+1-m .. t+H-m]
-        naive = _steps_ahead(block[:, : W + horizon], horizon)  # block row lead-m+t+k = t+k
-        mask = seasonal.repeat(1, horizon).unsqueeze(1)  # (B, 1, H*C)
-        base = torch.where(mask, naive, base)
-        parts.append(base - level.repeat(1, 1, horizon))
+        base = _steps_ahead(block[:, : W + horizon], horizon)  # block row lead-m+t+k = t+k
+        if seasonal is not True:
+            base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), base, level)
+        parts.append(base - level)
     if x_next is not None:
         parts.append(x_next)
     inputs = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
     return inputs.transpose(0, 1), base
+
+
+def _seasonal_rows(mask, plan, starts, device):
+    """``make_inputs``' ``seasonal`` for windows at ``starts``: True when every series is."""
+    if mask.all():
+        return True
+    series = np.searchsorted(plan.offsets, starts, side="right") - 1
+    return torch.from_numpy(mask[series]).to(device)
 
 
 def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
@@ -216,8 +227,7 @@ def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
         x_next = _steps_ahead(x_rows.to(device, dtype), H)
     seasonal = None
     if problem.seasonal is not None:
-        series = np.searchsorted(plan.offsets, starts, side="right") - 1
-        seasonal = torch.from_numpy(problem.seasonal[series]).to(device)
+        seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
     inputs, base = make_inputs(y_rows, x_next, H, L, seasonal)
     targets = _steps_ahead(y_rows[:, L:], H) - base
     return inputs, targets.transpose(0, 1)
@@ -537,7 +547,7 @@ def forecast(
     Y = torch.zeros((S, LW + total, C), device=device, dtype=dtype)
     Y[:, :LW] = torch.as_tensor(y_tail, device=device, dtype=dtype)
     if seasonal is not None:
-        seasonal = torch.as_tensor(seasonal, device=device)
+        seasonal = True if seasonal.all() else torch.as_tensor(seasonal, device=device)
     X = None
     if x_tail is not None:
         fut = np.asarray(x_future)
