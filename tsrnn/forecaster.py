@@ -167,7 +167,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         orthogonal per gate, or Xavier-uniform (input weights too).
     optimizer : {'adam', 'adamw', 'sgd', 'rmsprop'}, default='adam'
         The :mod:`torch.optim` optimizer (``'sgd'`` with momentum 0.9).
-    learning_rate : float, default=0.01
+    learning_rate : float, default=0.003
     weight_decay : float, default=0.0
     batch_size : int, default=32
         Windows per optimisation step.
@@ -178,7 +178,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         steps), stop when its loss has not improved for ``patience`` epochs, and keep the
         best weights. ``False``: train on everything for ``max_epochs`` epochs.
     validation_fraction : float, default=0.1
-    patience : int, default=20
+    patience : int, default=30
     scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
         Per-series scaling of the target (scikit-learn's scalers, fitted on each series);
         forecasts come back in the original units. Covariates are always standardised.
@@ -291,13 +291,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         clip_value=None,
         init="uniform",
         optimizer="adam",
-        learning_rate=0.01,
+        learning_rate=0.003,
         weight_decay=0.0,
         batch_size=32,
         max_epochs=200,
         early_stopping=True,
         validation_fraction=0.1,
-        patience=20,
+        patience=30,
         scaler="standard",
         backend="auto",
         device="auto",
