@@ -10,7 +10,8 @@ from tsrnn.kernels.common.registry import CELLS, get_kernel
 
 
 def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> float:
-    """Compile the Numba kernels (forward and backward) for ``cells`` and ``dtypes``.
+    """Compile the Numba kernels (forward and backward) for ``cells`` and ``dtypes``, and the
+    layers' input projection and weight-gradient routines for ``dtypes``.
 
     Kernels are cached on disk (``NUMBA_CACHE_DIR`` or beside the installed modules), so the
     first call in a fresh environment compiles and later processes only load machine code.
@@ -35,7 +36,16 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     >>> seconds >= 0
     True
     """
+    from tsrnn.kernels.common import numba_dense
+
     start = time.perf_counter()
+    for name in dtypes:
+        # the layers' input projection and weight gradients (shared by every cell)
+        dtype = getattr(torch, name)
+        rows = numba_dense.NUMBA_LINEAR_MIN_WORK // 64 + 1  # large enough for Numba's path
+        numba_dense.linear(torch.zeros(rows, 8, dtype=dtype), torch.zeros(8, 8, dtype=dtype), None)
+        d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
+        numba_dense.weight_grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES
