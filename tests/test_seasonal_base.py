@@ -20,14 +20,6 @@ def monthly(n, seasonal=True, seed=0, name="sales"):
     return pd.Series(values, index=pd.date_range("2000-01-01", periods=n, freq="MS"), name=name)
 
 
-def rolling_level(values, window, n):
-    """The level base alone, recursively: each step the mean of the last ``window`` values."""
-    values = list(values)
-    for _ in range(n):
-        values.append(np.mean(values[-window:]))
-    return np.array(values[-n:])
-
-
 def test_seasonal_mask_finds_the_season_and_ignores_trend_and_noise():
     rng = np.random.default_rng(0)
     t = np.arange(200)
@@ -54,17 +46,16 @@ def test_seasonal_series_get_a_season_of_history_and_the_naive_base():
     np.testing.assert_allclose(model.predict(24).to_numpy(), np.tile(y.to_numpy()[-12:], 2))
 
 
-def test_non_seasonal_series_keep_the_window_level_base():
+def test_non_seasonal_series_get_the_naive_base():
     y = monthly(120, seasonal=False)
     model = RNNForecaster(**TINY).fit(y)
     assert model._lead_ == 0 and model._seasonal_ is None
     assert model._y_tail_.shape == (1, model.window_, 1)
-    model._weight_ = 0.0
-    expected = rolling_level(y.to_numpy(), model.window_, 3)
-    np.testing.assert_allclose(model.predict(3).to_numpy(), expected)
+    model._weight_ = 0.0  # the naive forecast: the last value repeated
+    np.testing.assert_allclose(model.predict(3).to_numpy(), np.full(3, y.iloc[-1]))
 
 
-def test_a_panel_mixes_seasonal_and_level_bases_per_series():
+def test_a_panel_mixes_seasonal_naive_and_naive_bases_per_series():
     a, b = monthly(96, seed=1), monthly(96, seasonal=False, seed=2)
     panel = pd.concat({"a": a, "b": b}, names=["id", "date"])
     model = RNNForecaster(**TINY).fit(panel)
@@ -72,14 +63,15 @@ def test_a_panel_mixes_seasonal_and_level_bases_per_series():
     model._weight_ = 0.0
     out = model.predict(6)
     np.testing.assert_allclose(out.xs("a", level=0).to_numpy(), a.to_numpy()[-12:-6])
-    expected = rolling_level(b.to_numpy(), model.window_, 6)
-    np.testing.assert_allclose(out.xs("b", level=0).to_numpy(), expected)
+    np.testing.assert_allclose(out.xs("b", level=0).to_numpy(), np.full(6, b.iloc[-1]))
 
 
-def test_a_horizon_longer_than_the_season_keeps_the_level_base():
+def test_a_horizon_longer_than_the_season_keeps_the_naive_base():
     y = pd.Series(monthly(120).to_numpy(), index=pd.period_range("2000Q1", periods=120, freq="Q"))
     model = RNNForecaster(**TINY, strategy="direct", horizon=6).fit(y)
     assert model._lead_ == 0 and model._seasonal_ is None
+    model._weight_ = 0.0
+    np.testing.assert_allclose(model.predict(8).to_numpy(), np.full(8, y.iloc[-1]))
 
 
 def _problem(model, y):

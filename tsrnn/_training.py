@@ -12,12 +12,13 @@ is compared with ``y[t+1 .. t+H]``. Each window is centred on its own level (the
 inputs), so a trending series is seen as a shape around a moving level and forecasts
 extrapolate trends instead of saturating at the training range.
 
-The outputs are offsets from a base: the window's level, or, for the series and columns that
-are seasonal (:func:`tsrnn._data.seasonal_mask`), the seasonal naive forecast ``y[t+k-m]`` of
-each target (m the seasonal period). Seasonal series also get that naive forecast (centred)
-as an input at every position, so the network reads the value it corrects; each window then
-carries ``lead = m`` rows of history before its first input (:class:`WindowPlan`), and the
-network's task is the correction to the seasonal naive forecast.
+The outputs are offsets from a base: the naive forecast ``y[t]`` (the last value), or, for
+the series and columns that are seasonal (:func:`tsrnn._data.seasonal_mask`), the seasonal
+naive forecast ``y[t+k-m]`` of each target (m the seasonal period): the network learns
+corrections to the naive forecast that suits the series. Seasonal series also get their
+naive forecast (centred) as an input at every position, so the network reads the value it
+corrects; each window then carries ``lead = m`` rows of history before its first input
+(:class:`WindowPlan`).
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class Problem:
     plan: WindowPlan
     horizon: int  # H, steps emitted at once
     # (S, C) bool: series and columns whose outputs are offsets from the seasonal naive
-    # forecast (period ``plan.lead``); None: every output is an offset from the window level
+    # forecast (period ``plan.lead``); None: every output is an offset from the last value
     seasonal: np.ndarray | None = None
 
     @property
@@ -195,12 +196,13 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
     if horizon > 1:
         level = level.repeat(1, 1, horizon)  # (B, 1, H*C), as the outputs are laid out
     parts = [y_win - level[..., : y_win.shape[-1]]]
-    base = level
+    # the naive forecast of y[t+1 .. t+H] at each position t: y[t]
+    base = naive = y_win if horizon == 1 else y_win.repeat(1, 1, horizon)
     if seasonal is not None:
         # the seasonal naive forecast of y[t+1 .. t+H] at each position t: y[t+1-m .. t+H-m]
         base = _steps_ahead(block[:, : W + horizon], horizon)  # block row lead-m+t+k = t+k
         if seasonal is not True:
-            base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), base, level)
+            base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), base, naive)
         parts.append(base - level)
     if x_next is not None:
         parts.append(x_next)

@@ -48,7 +48,7 @@ from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, r
 
 __all__ = ["RNNForecaster"]
 
-# a seasonal model needs windows at least this long (else the window level is the base)
+# a seasonal model needs windows at least this long (else the last value is the base)
 _MIN_SEASONAL_WINDOW = 4
 _SCALERS = {"standard": StandardScaler, "robust": RobustScaler, "minmax": MinMaxScaler}
 
@@ -123,10 +123,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     position of the window. Training holds out the most recent ``validation_fraction`` of each
     series for early stopping and keeps the best weights.
 
-    The network predicts offsets from a base: the window's level, or, for series that are
-    seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
+    The network predicts corrections to a naive forecast: the last value, or, for series that
+    are seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
     seasonality test on the series' differences), the seasonal naive forecast ``y[t-m]``,
-    which it also reads as an input: it learns corrections to that naive forecast. After
+    which it also reads as an input. After
     training, the weight of its outputs on the base (0, 0.25, ..., 1) is chosen by the error
     of recursive forecasts of the validation rows, so a network that forecasts worse than its
     base is shrunk towards it (with at least 50 validation values; else the weight is 1).
