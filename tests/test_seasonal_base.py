@@ -119,19 +119,23 @@ def test_the_fitted_weight_is_one_of_the_grid_and_used_by_predict(seasonal):
     assert not np.allclose(model.predict(5).to_numpy(), full)
 
 
-def test_input_noise_follows_each_target_column_and_the_seasonal_inputs():
+def test_input_noise_follows_each_column_s_changes_within_series():
     rng = np.random.default_rng(0)
-    y = np.c_[rng.normal(0, 2.0, 100), rng.normal(0, 0.5, 100)]
-    plan = training.WindowPlan(np.array([0, 100]), 8, 1, np.array([10]), 4)
-    seasonal = training.Problem(y, None, plan, 1, np.array([[True, False]]))
-    sd = torch.as_tensor(y.std(axis=0), dtype=torch.float64)
-    noise = training.input_noise(seasonal, "cpu", torch.float64, scale=0.5)
+    # two series (rows 0-59, 60-99) of two columns, far apart in level
+    y = np.c_[np.cumsum(rng.normal(0, 2.0, 100)), rng.normal(0, 0.5, 100)]
+    y[60:] += 100.0
+    offsets = np.array([0, 60, 100])
+    steps = np.r_[np.diff(y[:60], axis=0), np.diff(y[60:], axis=0)]  # not row 59 -> 60
+    sd = torch.as_tensor(steps.std(axis=0), dtype=torch.float64)
+    plan = training.WindowPlan(offsets, 8, 1, np.array([6, 4]), 4)
+    seasonal = training.Problem(y, None, plan, 1, np.array([[True, False], [True, True]]))
+    noise = training.input_noise(seasonal, "cpu", torch.float64, scale=1.5)
     # the two target columns, then their seasonal naive inputs (horizon 1)
-    torch.testing.assert_close(noise, 0.5 * torch.cat([sd, sd]))
-    level = training.Problem(y, None, training.WindowPlan(np.array([0, 100]), 8, 1, [10]), 1)
-    torch.testing.assert_close(training.input_noise(level, "cpu", torch.float64, 0.5), 0.5 * sd)
-    assert training.input_noise(level, "cpu", torch.float64, scale=0.0) is None
-    flat = training.Problem(np.ones((100, 1)), None, level.plan, 1)
+    torch.testing.assert_close(noise, 1.5 * torch.cat([sd, sd]))
+    naive = training.Problem(y, None, training.WindowPlan(offsets, 8, 1, [6, 4]), 1)
+    torch.testing.assert_close(training.input_noise(naive, "cpu", torch.float64, 1.5), 1.5 * sd)
+    assert training.input_noise(naive, "cpu", torch.float64, scale=0.0) is None
+    flat = training.Problem(np.ones((100, 1)), None, naive.plan, 1)
     assert training.input_noise(flat, "cpu", torch.float64) is None
 
 
@@ -146,8 +150,10 @@ def test_training_inputs_get_noise_on_the_target_features_only(monkeypatch):
         return real(net, optimizer, inputs, targets, **kwargs)
 
     monkeypatch.setattr(training, "train_step", spy)
-    RNNForecaster(**dict(TINY, max_epochs=1)).fit(X, y)
+    model = RNNForecaster(**dict(TINY, max_epochs=1)).fit(X, y)
     noisy = seen[-1]
+    scaled = (y.to_numpy() - model._y_loc_[0, 0]) / model._y_scale_[0, 0]
+    expected = training.INPUT_NOISE * np.diff(scaled).std()
     seen.clear()
     monkeypatch.setattr(training, "input_noise", lambda *args, **kwargs: None)
     RNNForecaster(**dict(TINY, max_epochs=1)).fit(X, y)
@@ -155,7 +161,7 @@ def test_training_inputs_get_noise_on_the_target_features_only(monkeypatch):
     # features: the centred window, the centred seasonal naive forecast, the covariate
     assert noisy.shape[-1] == clean.shape[-1] == 3
     diff = (noisy - clean)[..., :2]
-    assert 0.3 < float(diff.std()) < 0.7  # 0.5 of the scaled target's deviation (1)
+    assert float(diff.std()) == pytest.approx(expected, rel=0.1)  # hundreds of draws
     torch.testing.assert_close(noisy[..., 2], clean[..., 2])  # covariates untouched
 
 

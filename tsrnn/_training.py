@@ -59,9 +59,10 @@ _OPTIMIZERS = {
 # relative improvement of the validation loss that counts as progress for ``patience``
 _TOL = 1e-4
 _VALID_BATCH = 1024
-# standard deviation of the training inputs' noise, relative to each target column's
+# standard deviation of the training inputs' noise, relative to that of each target column's
+# one-step changes
 # (see :func:`input_noise`)
-INPUT_NOISE = 0.5
+INPUT_NOISE = 1.5
 
 
 class ForecastNet(torch.nn.Module):
@@ -308,15 +309,20 @@ def input_noise(problem: Problem, device, dtype, scale=INPUT_NOISE):
 
     The network's inputs built from the target (the centred window and, for seasonal models,
     the centred seasonal naive forecasts; not the covariates) get Gaussian noise of ``scale``
-    times the standard deviation of their target column in the scaled training rows, fresh
-    for every batch (from torch's generator, seeded by the fit). Recursive forecasts feed the
-    network its own outputs, which are never exact: trained on exact inputs only, a network
-    leans on the last values so much that its errors grow step by step (one-step errors small,
-    forecasts many steps ahead far off). With the noise it learns to read the window as a
-    whole. ``scale=0.5`` was chosen on the bundled datasets (benchmarks/bench_accuracy.py).
-    Returns None when ``scale`` is 0 or the target is constant.
+    times the standard deviation of their target column's one-step changes (within each
+    series, in the scaled training rows), fresh for every batch (from torch's generator,
+    seeded by the fit). Recursive forecasts feed the network its own outputs, which are never
+    exact: trained on exact inputs only, a network leans on the last values so much that its
+    errors grow step by step (one-step errors small, forecasts many steps ahead far off). With
+    the noise it learns to read the window as a whole. The changes, not the levels, set the
+    size: a trend would inflate a level's deviation. ``scale=1.5`` was chosen on the bundled
+    datasets (benchmarks/README.md). Returns None when ``scale`` is 0 or the target never
+    changes.
     """
-    sd = problem.y.std(axis=0)
+    steps = np.diff(problem.y, axis=0)
+    within = np.ones(len(steps), dtype=bool)
+    within[problem.plan.offsets[1:-1] - 1] = False  # not from one series to the next
+    sd = steps[within].std(axis=0) if within.any() else np.zeros(problem.n_targets)
     if not scale or not np.any(sd > 0):
         return None
     if problem.seasonal is not None:
