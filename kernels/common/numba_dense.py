@@ -111,6 +111,18 @@ def _linear(x, w_t, b, out, R):
                     out[n0 + r, j] = acc[r, j]
 
 
+@njit(inline="always")
+def _padded_rows(src, n0, n1, width):
+    """Rows ``n0 .. n1-1`` of ``src``, as a view, or as a zero-padded copy ``width`` wide."""
+    if src.shape[1] == width:
+        return src[n0:n1]
+    out = np.zeros((n1 - n0, width), dtype=src.dtype)
+    for n in range(n1 - n0):
+        for j in range(src.shape[1]):
+            out[n, j] = src[n0 + n, j]
+    return out
+
+
 @njit_parallel
 def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     """Weight and bias gradients of one layer direction: d_w_ih (GH, I), d_b_ih (GH,),
@@ -134,22 +146,8 @@ def _weight_grads(d_gx, x, d_gh, h0, out, same, chunk, part, d_w_ih, d_b_ih, d_w
         p = part[c]
         p[:] = 0
         # The micro-kernel reads whole tiles of GHp columns: pad a copy where GH falls short.
-        if GH == GHp:
-            dx = d_gx[n0:n1]
-        else:
-            dx = np.zeros((n1 - n0, GHp), dtype=part.dtype)
-            for n in range(n1 - n0):
-                for j in range(GH):
-                    dx[n, j] = d_gx[n0 + n, j]
-        if same:
-            dh = dx
-        elif GH == GHp:
-            dh = d_gh[n0:n1]
-        else:
-            dh = np.zeros((n1 - n0, GHp), dtype=part.dtype)
-            for n in range(n1 - n0):
-                for j in range(GH):
-                    dh[n, j] = d_gh[n0 + n, j]
+        dx = _padded_rows(d_gx, n0, n1, GHp)
+        dh = dx if same else _padded_rows(d_gh, n0, n1, GHp)
         pi, ph = p[:I], p[I : I + H]
         for k0 in range(n0, n1, KB):
             # A block of KB rows of x, h_prev, d_gx and d_gh stays in L1 for all its products.
