@@ -219,8 +219,24 @@ def _seasonal_rows(mask, plan, starts, device):
     return torch.from_numpy(mask[series]).to(device)
 
 
-def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
-    """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``."""
+def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None):
+    """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``.
+
+    ``noise`` (nf,) or None: standard deviations of Gaussian noise added to the first ``nf``
+    inputs (the target-derived ones, :func:`input_noise`). On the CPU in float32/float64 the
+    batch is built in one Numba pass (:mod:`tsrnn._batch_numba`); elsewhere by
+    :func:`make_batch_torch`, the reference that pass is tested against. Both draw the noise
+    as ``torch.randn((W, B, nf))`` from torch's generator, so they agree draw for draw.
+    """
+    if torch.device(device).type == "cpu" and dtype in (torch.float32, torch.float64):
+        from tsrnn._batch_numba import train_batch
+
+        return train_batch(problem, starts, dtype, noise)
+    return make_batch_torch(problem, starts, device, dtype, noise)
+
+
+def make_batch_torch(problem: Problem, starts: np.ndarray, device, dtype, noise=None):
+    """:func:`make_batch` in torch ops on any device (the reference of the Numba path)."""
     plan, H = problem.plan, problem.horizon
     L = plan.lead
     y_rows = torch.from_numpy(gather(problem.y, starts, plan.length)).to(device, dtype)
@@ -233,6 +249,9 @@ def make_batch(problem: Problem, starts: np.ndarray, device, dtype):
         seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
     inputs, base = make_inputs(y_rows, x_next, H, L, seasonal)
     targets = _steps_ahead(y_rows[:, L:], H) - base
+    if noise is not None:
+        n = len(noise)
+        inputs[..., :n] += noise * torch.randn(inputs[..., :n].shape, device=device, dtype=dtype)
     return inputs, targets.transpose(0, 1)
 
 
@@ -273,9 +292,7 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
     loss_sum = 0.0
     for i in range(0, n, bs):
         starts = problem.plan.train_starts(order[i : i + bs])
-        inputs, targets = make_batch(problem, starts, settings["device"], settings["dtype"])
-        if noise is not None:
-            inputs[..., : len(noise)] += noise * torch.randn_like(inputs[..., : len(noise)])
+        inputs, targets = make_batch(problem, starts, settings["device"], settings["dtype"], noise)
         loss = train_step(
             net,
             optimizer,

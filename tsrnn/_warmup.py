@@ -11,7 +11,8 @@ from tsrnn.kernels.common.registry import CELLS, get_kernel
 
 def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> float:
     """Compile the Numba kernels (forward and backward) for ``cells`` and ``dtypes``, and the
-    layers' input projection and weight-gradient routines for ``dtypes``.
+    layers' input projection and weight-gradient routines and the forecaster's batch builder
+    for ``dtypes``.
 
     Kernels are cached on disk (``NUMBA_CACHE_DIR`` or beside the installed modules), so the
     first call in a fresh environment compiles and later processes only load machine code.
@@ -36,8 +37,14 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     >>> seconds >= 0
     True
     """
+    import numpy as np
+
+    from tsrnn._batch_numba import train_batch
+    from tsrnn._data import WindowPlan
+    from tsrnn._training import Problem
     from tsrnn.kernels.common import numba_dense
 
+    problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
     for name in dtypes:
         # the layers' input projection and weight gradients (shared by every cell)
@@ -46,6 +53,7 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         numba_dense.linear(torch.zeros(rows, 8, dtype=dtype), torch.zeros(8, 8, dtype=dtype), None)
         d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
         numba_dense.weight_grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
+        train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES

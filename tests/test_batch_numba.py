@@ -1,0 +1,85 @@
+"""The Numba batch builder against the torch reference (``make_batch_torch``)."""
+
+import numpy as np
+import pytest
+import torch
+
+from tsrnn import _training as training
+from tsrnn._batch_numba import train_batch
+from tsrnn._data import WindowPlan
+
+
+def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, rng=0):
+    rng = np.random.default_rng(rng)
+    offsets = np.array([0, 70, 130, 200])
+    y = rng.normal(size=(200, C)).cumsum(axis=0)
+    x = rng.normal(size=(200, K)) if K else None
+    plan = WindowPlan(offsets, window=9, horizon=H, n_valid=[5, 0, 7], lead=lead)
+    if seasonal == "all":
+        seasonal = np.ones((3, C), dtype=bool)
+    elif seasonal == "mixed":
+        seasonal = np.array([[True, False], [False, False], [True, True]])[:, :C]
+    return training.Problem(y, x, plan, H, seasonal)
+
+
+def _layout_id(layout):
+    return ",".join(f"{k}={v}" for k, v in layout.items()) or "plain"
+
+
+LAYOUTS = [
+    dict(),
+    dict(C=1),
+    dict(K=3),
+    dict(H=3, K=2),
+    dict(lead=6, seasonal="all"),
+    dict(lead=6, seasonal="mixed"),
+    dict(lead=4, seasonal="mixed", H=3, K=2),
+    dict(lead=4, seasonal="all", H=5, C=1, K=1),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("layout", LAYOUTS, ids=_layout_id)
+def test_matches_torch_reference(layout, dtype):
+    problem = _problem(**layout)
+    starts = problem.plan.train_starts(np.random.default_rng(1).permutation(problem.plan.n_train))
+    starts = starts[:17]
+    inputs, targets = train_batch(problem, starts, dtype)
+    ref_in, ref_tg = training.make_batch_torch(problem, starts, "cpu", dtype)
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == torch.float64 else dict(rtol=1e-5, atol=1e-5)
+    assert inputs.dtype == targets.dtype == dtype
+    assert inputs.shape == ref_in.shape and targets.shape == ref_tg.shape
+    assert inputs.is_contiguous() and targets.is_contiguous()
+    torch.testing.assert_close(inputs, ref_in, **tol)
+    torch.testing.assert_close(targets, ref_tg, **tol)
+
+
+@pytest.mark.parametrize("layout", [dict(K=2), dict(lead=6, seasonal="mixed", H=2)])
+def test_noise_matches_torch_reference_draw_for_draw(layout):
+    problem = _problem(**layout)
+    starts = problem.plan.train_starts(np.arange(11))
+    noise = training.input_noise(problem, "cpu", torch.float64)
+    torch.manual_seed(3)
+    inputs, targets = train_batch(problem, starts, torch.float64, noise)
+    torch.manual_seed(3)
+    ref_in, ref_tg = training.make_batch_torch(problem, starts, "cpu", torch.float64, noise)
+    torch.testing.assert_close(inputs, ref_in)
+    torch.testing.assert_close(targets, ref_tg)
+    # the noise is there, on the target-derived inputs only
+    clean, _ = train_batch(problem, starts, torch.float64)
+    n = len(noise)
+    assert not torch.allclose(inputs[..., :n], clean[..., :n])
+    torch.testing.assert_close(inputs[..., n:], clean[..., n:])
+
+
+def test_make_batch_takes_the_numba_path_on_cpu(monkeypatch):
+    problem = _problem(K=1)
+    starts = problem.plan.train_starts(np.arange(5))
+    calls = []
+    monkeypatch.setattr(
+        training, "make_batch_torch", lambda *a, **k: calls.append(a) or (None, None)
+    )
+    inputs, _ = training.make_batch(problem, starts, "cpu", torch.float32)
+    assert calls == [] and inputs.shape == (9, 5, problem.input_size)
+    training.make_batch(problem, starts, "cpu", torch.float16)  # no Numba path for float16
+    assert len(calls) == 1
