@@ -38,6 +38,14 @@ def test_linear_accepts_non_contiguous_input(linear_path):
     torch.testing.assert_close(numba_dense.linear(x, w, None), x @ w.T, **TOL[torch.float64])
 
 
+@pytest.fixture(params=["numba", "torch"])
+def grads_path(request, monkeypatch):
+    """Run :func:`numba_dense.weight_grads` on Numba, or on torch (its path for small inputs)."""
+    work = 0 if request.param == "numba" else 10**18
+    monkeypatch.setattr(numba_dense, "TORCH_GRADS_MAX_WORK", work)
+    return request.param
+
+
 def _grads_reference(d_gx, x, d_gh, h0, out):
     GH, I, H = d_gx.shape[-1], x.shape[-1], h0.shape[-1]
     h_prev = torch.cat([h0.unsqueeze(0), out[:-1]]).reshape(-1, H)
@@ -69,7 +77,7 @@ SHAPES = [
 @DTYPES
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "T{}B{}I{}H{}G{}".format(*s))
 @pytest.mark.parametrize("same", [False, True], ids=["gru_like", "d_gh_is_d_gx"])
-def test_weight_grads_match_torch(shape, same, dtype):
+def test_weight_grads_match_torch(shape, same, dtype, grads_path):
     T, B, I, H, G = shape
     gen = torch.Generator().manual_seed(sum(shape))
     args = _grads_inputs(T, B, I, H, G, same, dtype, gen)
@@ -102,6 +110,7 @@ def test_results_do_not_depend_on_thread_count(same, monkeypatch):
 
     monkeypatch.setattr(numba_dense, "NUMBA_LINEAR_MIN_WORK", 0)
     monkeypatch.setattr(numba_dense, "PARALLEL_MIN_WORK", 0)
+    monkeypatch.setattr(numba_dense, "TORCH_GRADS_MAX_WORK", 0)
     gen = torch.Generator().manual_seed(5)
     args = _grads_inputs(150, 21, 3, 24, 3, same, torch.float32, gen)
     w = torch.randn(72, 3, generator=gen)
