@@ -270,7 +270,9 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     state, loss_sum = None, 0.0
     for start in range(0, W, chunk):
         out, state = net(inputs[start : start + chunk], state)
-        loss = torch.sum((out - targets[start : start + chunk]) ** 2) / total
+        # one op (and one backward node) rather than four
+        loss = torch.nn.functional.mse_loss(out, targets[start : start + chunk], reduction="sum")
+        loss = loss / total
         loss.backward()
         loss_sum += float(loss.detach())
         state = detach_state(state)
