@@ -344,7 +344,13 @@ def test_fused_optimizer_where_torch_has_one():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_history_and_fitted_attributes():
+@pytest.fixture
+def no_warmup(monkeypatch):
+    """Early stopping looks for the best epoch from the first one (no warm-up steps)."""
+    monkeypatch.setattr(training, "WARMUP_STEPS", 0)
+
+
+def test_history_and_fitted_attributes(no_warmup):
     y = seasonal(48)
     model = RNNForecaster(**dict(TINY, max_epochs=4))
     assert model.fit(y) is model
@@ -361,7 +367,7 @@ def test_history_and_fitted_attributes():
     assert not hasattr(model, "feature_names_in_")
 
 
-def test_early_stopping_stops_after_patience_and_keeps_the_best():
+def test_early_stopping_stops_after_patience_and_keeps_the_best(no_warmup):
     y = seasonal(80, seed=3)
     model = RNNForecaster(**dict(TINY, max_epochs=60), patience=3, learning_rate=0.05).fit(y)
     assert model.n_epochs_ < 60
@@ -375,6 +381,39 @@ def test_early_stopping_stops_after_patience_and_keeps_the_best():
     settings = {"device": "cpu", "dtype": torch.float32}
     again = training.validate(model.module_, problem, settings)
     assert again == pytest.approx(model.history_[model.best_epoch_ - 1]["valid_loss"], rel=1e-5)
+
+
+def _scripted_validation(monkeypatch, losses):
+    """Make ``validate`` return ``losses`` epoch by epoch."""
+    it = iter(losses)
+    monkeypatch.setattr(training, "validate", lambda *a, **k: next(it))
+
+
+def test_early_stopping_looks_for_the_best_after_the_warmup_steps(monkeypatch):
+    y = seasonal(80, seed=3)
+    losses = [0.1, 0.5, 0.4, 0.3, 0.35, 0.36, 0.37]
+    steps = []
+    real_step = training.train_step
+    monkeypatch.setattr(
+        training, "train_step", lambda *a, **k: steps.append(1) or real_step(*a, **k)
+    )
+    model = RNNForecaster(**dict(TINY, max_epochs=7), patience=3)
+    # no warm-up: epoch 1 is the best, and 3 epochs of patience follow it
+    _scripted_validation(monkeypatch, losses)
+    monkeypatch.setattr(training, "WARMUP_STEPS", 0)
+    model.fit(y)
+    assert model.best_epoch_ == 1 and model.n_epochs_ == 4
+    per_epoch = len(steps) // 4
+    # a warm-up that ends within epoch 2: epoch 1 cannot be the best
+    _scripted_validation(monkeypatch, losses)
+    monkeypatch.setattr(training, "WARMUP_STEPS", per_epoch + 1)
+    model.fit(y)
+    assert model.best_epoch_ == 4 and model.n_epochs_ == 7
+    # a warm-up longer than training: the last epoch is kept
+    _scripted_validation(monkeypatch, losses)
+    monkeypatch.setattr(training, "WARMUP_STEPS", 10**9)
+    model.fit(y)
+    assert model.best_epoch_ == model.n_epochs_ == 7
 
 
 def test_without_early_stopping_every_epoch_runs():

@@ -177,7 +177,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     early_stopping : bool, default=True
         Hold out the most recent ``validation_fraction`` of each series (at least ``horizon``
         steps), stop when its loss has not improved for ``patience`` epochs, and keep the
-        best weights. ``False``: train on everything for ``max_epochs`` epochs.
+        best weights. The best epoch is looked for after a warm-up of 300 optimizer steps
+        (or at the last epoch, if training is shorter): a barely trained network forecasts
+        close to the naive forecast, which a small validation set can prefer by chance.
+        ``False``: train on everything for ``max_epochs`` epochs.
     validation_fraction : float, default=0.1
     patience : int, default=30
     scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
