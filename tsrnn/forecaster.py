@@ -127,7 +127,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     are seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
     seasonality test on the series' differences), the seasonal naive forecast ``y[t-m]``,
     which it also reads as an input. During training its target-derived inputs get noise
-    (1.5 times the sd of the series' one-step changes), so that recursive forecasts, which feed
+    (2 times the sd of the series' one-step changes), so that recursive forecasts, which feed
     it its own outputs, stay stable. After training, the weight of its outputs on the base
     (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of the validation rows, so
     a network that forecasts worse than its base is shrunk towards it (with at least 50
