@@ -52,7 +52,9 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         rows = numba_dense.NUMBA_LINEAR_MIN_WORK // 64 + 1  # large enough for Numba's path
         numba_dense.linear(torch.zeros(rows, 8, dtype=dtype), torch.zeros(8, 8, dtype=dtype), None)
         d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
-        numba_dense.weight_grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
+        # the small inputs' path (these) and the chunked kernel of large ones
+        for grads in (numba_dense.weight_grads, numba_dense.weight_grads_chunked):
+            grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
         train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
     for cell in cells:
         kernel = get_kernel(cell, "numba")
