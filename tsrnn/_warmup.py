@@ -12,7 +12,7 @@ from tsrnn.kernels.common.registry import CELLS, get_kernel
 def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> float:
     """Compile the Numba kernels (forward and backward) for ``cells`` and ``dtypes``, and the
     layers' input projection and weight-gradient routines and the forecaster's batch builder
-    for ``dtypes``.
+    and training loss for ``dtypes``.
 
     Kernels are cached on disk (``NUMBA_CACHE_DIR`` or beside the installed modules), so the
     first call in a fresh environment compiles and later processes only load machine code.
@@ -43,6 +43,7 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     from tsrnn._data import WindowPlan
     from tsrnn._training import Problem
     from tsrnn.kernels.common import numba_dense
+    from tsrnn.kernels.common.numba_head import head_sq_loss
 
     problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
@@ -56,6 +57,9 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         for grads in (numba_dense.weight_grads, numba_dense.weight_grads_chunked):
             grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
         train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
+        h, w = (torch.zeros(1, 1, dtype=dtype, requires_grad=True) for _ in range(2))
+        b = torch.zeros(1, dtype=dtype, requires_grad=True)
+        head_sq_loss(h, w, b, torch.zeros(1, 1, dtype=dtype), 1.0).backward()
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES

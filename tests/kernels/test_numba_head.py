@@ -1,0 +1,62 @@
+"""The fused linear head and squared-error loss against torch's ops, values and gradients."""
+
+import pytest
+import torch
+
+from tsrnn.kernels.common import numba_head
+
+
+def _reference(hidden, weight, bias, target, scale):
+    pred = torch.nn.functional.linear(hidden, weight, bias)
+    return torch.sum((pred - target) ** 2) * scale
+
+
+def _leaves(shape, O, dtype, seed):
+    gen = torch.Generator().manual_seed(seed)
+    H = shape[-1]
+    hidden = torch.randn(shape, dtype=dtype, generator=gen, requires_grad=True)
+    weight = torch.randn(O, H, dtype=dtype, generator=gen, requires_grad=True)
+    bias = torch.randn(O, dtype=dtype, generator=gen, requires_grad=True)
+    target = torch.randn(*shape[:-1], O, dtype=dtype, generator=gen)
+    return hidden, weight, bias, target
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize(
+    ("shape", "O"), [((1, 1, 1), 1), ((48, 32, 32), 1), ((7, 5, 13), 3), ((4, 9, 6), 8)]
+)
+def test_matches_torch_ops(shape, O, dtype):
+    tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=2e-5, atol=1e-4)
+    got_in = _leaves(shape, O, dtype, sum(shape) + O)
+    want_in = [t.detach().clone().requires_grad_(t.requires_grad) for t in got_in]
+    scale = 1.0 / got_in[3].numel()
+    got = numba_head.head_sq_loss(*got_in, scale)
+    want = _reference(*want_in, scale)
+    assert got.shape == () and got.dtype == dtype
+    torch.testing.assert_close(got, want, **tol)
+    grad = torch.tensor(0.7, dtype=dtype)  # an upstream gradient other than 1
+    got.backward(grad)
+    want.backward(grad)
+    for name, g, w in zip(("hidden", "weight", "bias"), got_in, want_in):
+        assert g.grad.shape == w.grad.shape, name
+        torch.testing.assert_close(g.grad, w.grad, **tol, msg=lambda m, n=name: f"{n}: {m}")
+
+
+def test_gradcheck_float64():
+    hidden, weight, bias, target = _leaves((3, 4, 5), 2, torch.float64, 0)
+    assert torch.autograd.gradcheck(
+        lambda h, w, b: numba_head.head_sq_loss(h, w, b, target, 0.3), (hidden, weight, bias)
+    )
+
+
+def test_many_outputs_and_other_dtypes_take_the_torch_ops(monkeypatch):
+    calls = []
+    monkeypatch.setattr(numba_head._HeadSqLoss, "apply", lambda *a: calls.append(a))
+    hidden, weight, bias, target = _leaves((2, 3, 4), numba_head.MAX_OUTPUTS + 1, torch.float64, 1)
+    out = numba_head.head_sq_loss(hidden, weight, bias, target, 0.5)
+    torch.testing.assert_close(out, _reference(hidden, weight, bias, target, 0.5))
+    small = _leaves((2, 3, 4), 1, torch.float16, 2)
+    numba_head.head_sq_loss(*small, 0.5)
+    assert calls == []
+    numba_head.head_sq_loss(*_leaves((2, 3, 4), 1, torch.float32, 3), 0.5)
+    assert len(calls) == 1
