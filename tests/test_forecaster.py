@@ -416,6 +416,24 @@ def test_early_stopping_looks_for_the_best_after_the_warmup_steps(monkeypatch):
     assert model.best_epoch_ == model.n_epochs_ == 7
 
 
+def test_divergence_during_the_warmup_keeps_the_last_finite_epoch(monkeypatch):
+    states = []
+    losses = iter([0.5, 0.4, float("nan")])
+
+    def scripted(net, *args, **kwargs):
+        states.append({k: v.clone() for k, v in net.state_dict().items()})
+        return next(losses)
+
+    monkeypatch.setattr(training, "validate", scripted)
+    monkeypatch.setattr(training, "WARMUP_STEPS", 10**9)
+    model = RNNForecaster(**dict(TINY, max_epochs=10))
+    model.fit(seasonal(80, seed=3))
+    assert model.n_epochs_ == 3 and model.best_epoch_ == 2
+    for k, v in model.module_.state_dict().items():
+        assert torch.equal(v, states[1][k]), k
+        assert not torch.equal(v, states[2][k]), k
+
+
 def test_without_early_stopping_every_epoch_runs():
     model = RNNForecaster(**dict(TINY, max_epochs=3), early_stopping=False).fit(seasonal(30))
     assert model.n_epochs_ == model.best_epoch_ == 3

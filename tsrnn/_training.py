@@ -385,7 +385,8 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     of the data: a network a few steps from its initialisation forecasts close to its base,
     which a small validation set can prefer by chance (air_passengers' 12 validation rows
     chose epoch 1, three steps in, and its forecasts 24 months ahead were the worst of any
-    epoch).
+    epoch). Should training diverge or be interrupted during the warm-up, the last complete
+    epoch's weights are kept.
     Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss ends
     training (the caller warns). ``KeyboardInterrupt`` also ends it: the best weights so far
     are kept and ``interrupted`` is set in the result (the caller warns).
@@ -416,13 +417,16 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
             if not math.isfinite(train_loss if valid_loss is None else valid_loss):
                 break
             warming = epoch * steps_per_epoch < WARMUP_STEPS and epoch < settings["max_epochs"]
-            if early and not warming:
-                if valid_loss < best_loss * (1 - _TOL) or best_state is None:
+            if early and warming:
+                # not a candidate, but what a later divergence or interrupt falls back on
+                best_epoch, best_state = epoch, copy.deepcopy(net.state_dict())
+            elif early:
+                if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
                     best_state = copy.deepcopy(net.state_dict())
                 else:
                     waited += 1
-            else:  # no early stopping, or still warming up: the last epoch so far
+            else:
                 best_epoch = epoch
             if progress is not None:
                 progress(record, best_epoch)
