@@ -264,7 +264,9 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     With ``bptt`` shorter than the window, the window runs in chunks of ``bptt`` steps: the
     state is carried into the next chunk but detached, so gradients flow back at most ``bptt``
     steps. Each chunk's loss is its share of the window's mean, so ``bptt >= W`` is exactly
-    full backpropagation through time.
+    full backpropagation through time. The head and the loss run as one op
+    (:func:`tsrnn.kernels.common.numba_head.head_sq_loss`: ``net.head`` then the squared
+    error, as ``net(...)`` would give).
     """
     optimizer.zero_grad(set_to_none=True)
     W = inputs.shape[0]
