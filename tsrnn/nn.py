@@ -30,6 +30,24 @@ __all__ = ["GRU", "LSTM", "RNN", "recurrence", "recurrent_layer"]
 _CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
 
 
+def _kernel_backward(ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
+    """The kernel's backward through time from a Function's saved state: ``(d_gx, d_gh, d_h0,
+    d_c0)``."""
+    return ctx.kernel.backward(
+        grad_out.contiguous(),
+        grad_hn.contiguous(),
+        None if grad_cn is None else grad_cn.contiguous(),
+        gx,
+        w_hh,
+        b_hh,
+        h0,
+        c0,
+        out,
+        tuple(saved),
+        **ctx.options,
+    )
+
+
 class _Recurrence(torch.autograd.Function):
     """Autograd glue around one kernel: forward and backward through time in one call each."""
 
@@ -49,18 +67,8 @@ class _Recurrence(torch.autograd.Function):
     @once_differentiable
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
         gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
-        d_gx, d_gh, d_h0, d_c0 = ctx.kernel.backward(
-            grad_out.contiguous(),
-            grad_hn.contiguous(),
-            None if grad_cn is None else grad_cn.contiguous(),
-            gx,
-            w_hh,
-            b_hh,
-            h0,
-            c0,
-            out,
-            tuple(saved),
-            **ctx.options,
+        d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
+            ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
         )
         # dW_hh = Σ_t d_gh_t^T h_{t-1}: one matmul over all steps and batch rows.
         H = h0.shape[-1]
@@ -142,18 +150,8 @@ class _NumbaLayer(torch.autograd.Function):
         from tsrnn.kernels.common import numba_dense
 
         x, w_ih, gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
-        d_gx, d_gh, d_h0, d_c0 = ctx.kernel.backward(
-            grad_out.contiguous(),
-            grad_hn.contiguous(),
-            None if grad_cn is None else grad_cn.contiguous(),
-            gx,
-            w_hh,
-            b_hh,
-            h0,
-            c0,
-            out,
-            tuple(saved),
-            **ctx.options,
+        d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
+            ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
         )
         need = ctx.needs_input_grad
         d_w_ih = d_b_ih = d_w_hh = d_b_hh = None
