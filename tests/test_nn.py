@@ -251,3 +251,13 @@ def test_kernels_import_without_pandas_or_sklearn():
         "assert not bad, bad"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_forecaster_imports_without_numba():
+    # Numba loads on the first fit or layer call on the CPU, not when the estimator is imported
+    # (a GPU or backend='torch' user never needs it).
+    code = (
+        "import sys; from tsrnn import RNNForecaster;"
+        "assert 'numba' not in sys.modules, 'numba imported at start-up'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

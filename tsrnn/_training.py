@@ -36,7 +36,6 @@ import torch
 
 import tsrnn.nn
 from tsrnn._data import WindowPlan, gather
-from tsrnn.kernels.common.numba_head import head_sq_loss
 from tsrnn.kernels.common.registry import get_kernel, resolve_backend
 
 __all__ = [
@@ -232,7 +231,7 @@ def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None):
     as ``torch.randn((W, B, nf))`` from torch's generator, so they agree draw for draw.
     """
     if torch.device(device).type == "cpu" and dtype in (torch.float32, torch.float64):
-        from tsrnn._batch_numba import train_batch
+        from tsrnn._batch_numba import train_batch  # imports Numba: not at start-up
 
         return train_batch(problem, starts, dtype, noise)
     return make_batch_torch(problem, starts, device, dtype, noise)
@@ -268,6 +267,8 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     (:func:`tsrnn.kernels.common.numba_head.head_sq_loss`: ``net.head`` then the squared
     error, as ``net(...)`` would give).
     """
+    from tsrnn.kernels.common.numba_head import head_sq_loss  # imports Numba: not at start-up
+
     optimizer.zero_grad(set_to_none=True)
     W = inputs.shape[0]
     chunk = W if bptt is None else min(int(bptt), W)
