@@ -244,7 +244,7 @@ def _skinny_grads(dx, x, dh, same, d_w_ih_t, d_b_ih, d_b_hh):
         d_b_hh[:] = d_b_ih
 
 
-def _weight_grads_torch(d_gx, x, d_gh, h0, out):
+def _weight_grads_small(d_gx, x, d_gh, h0, out):
     """:func:`weight_grads` for small inputs: ``dW_hh`` as torch products (no ``h_prev``
     copy); ``dW_ih`` and the biases in :func:`_skinny_grads` for few input columns, else as
     products too, the bias sums with a row of ones (quicker than ``sum(0)`` over many rows)."""
@@ -292,13 +292,13 @@ def weight_grads(d_gx, x, d_gh, h0, out):
     d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,)
 
     Below :data:`TORCH_GRADS_MAX_WORK` multiply-adds they come from
-    :func:`_weight_grads_torch` (one thread); above, from the chunked Numba kernel
+    :func:`_weight_grads_small` (one thread); above, from the chunked Numba kernel
     (:func:`weight_grads_chunked`), whose results do not depend on the thread count.
     """
     T, B, GH = d_gx.shape
     I, H = x.shape[-1], h0.shape[-1]
     if T * B * GH * (I + H + 2) < TORCH_GRADS_MAX_WORK:
-        return _weight_grads_torch(d_gx, x, d_gh, h0, out)
+        return _weight_grads_small(d_gx, x, d_gh, h0, out)
     return weight_grads_chunked(d_gx, x, d_gh, h0, out)
 
 

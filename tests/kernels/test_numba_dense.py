@@ -38,10 +38,12 @@ def test_linear_accepts_non_contiguous_input(linear_path):
     torch.testing.assert_close(numba_dense.linear(x, w, None), x @ w.T, **TOL[torch.float64])
 
 
-@pytest.fixture(params=["numba", "torch"])
+@pytest.fixture(params=["chunked", "small"])
 def grads_path(request, monkeypatch):
-    """Run :func:`numba_dense.weight_grads` on Numba, or on torch (its path for small inputs)."""
-    work = 0 if request.param == "numba" else 10**18
+    """Run :func:`numba_dense.weight_grads` on the chunked kernel, or on its path for small
+    inputs (torch's product for ``dW_hh``; ``dW_ih`` and the biases by ``_skinny_grads`` for
+    up to 8 input columns, by torch's products above: SHAPES has both)."""
+    work = 0 if request.param == "chunked" else 10**18
     monkeypatch.setattr(numba_dense, "TORCH_GRADS_MAX_WORK", work)
     return request.param
 
