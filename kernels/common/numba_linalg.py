@@ -1,14 +1,15 @@
 """The recurrent product of a block of batch rows, shared by the Numba kernels.
 
 Dimension legend: R rows in the block, K reduction size, N output size (padded), L lanes of
-one SIMD vector (8 float32 or 4 float64).
+one SIMD vector (16 float32 or 8 float64 with AVX-512, else 8 or 4).
 
 Each thread runs the time loop for a block of up to ``R`` batch rows (see :func:`block_rows`),
 so every weight it loads feeds several rows. The block's product is a register-blocked
-micro-kernel: a tile of 4 rows x 2 vectors of ``out`` stays in registers (explicit vectors,
-:mod:`numba_simd`; LLVM leaves array tiles in memory) while ``k`` runs over the reduction,
-each step loading two vectors of ``w`` and broadcasting four elements of ``a``. ``N`` must be a
-multiple of ``2L``: the kernels pad the weights' columns with zeros (:func:`padded_columns`).
+micro-kernel: a tile of 8 rows (AVX-512, :data:`WIDE_TILE`) or 4 rows x 2 vectors of ``out``
+stays in registers (explicit vectors, :mod:`numba_simd`; LLVM leaves array tiles in memory)
+while ``k`` runs over the reduction, each step loading two vectors of ``w`` and broadcasting
+one element of ``a`` per row. ``N`` must be a multiple of ``2L``: the kernels pad the
+weights' columns with zeros (:func:`padded_columns`).
 Kept in the jitted time loop rather than calling BLAS once per step: for the small hidden sizes
 of forecasting models a BLAS call costs more than the product itself.
 """
@@ -20,12 +21,17 @@ import numpy as np
 
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_simd import (
+    VECTOR_BYTES,
     lanes,
     vector_lanes,
     vfma,
     vload,
     vstore,
 )
+
+WIDE_TILE = VECTOR_BYTES == 64
+"""Use an 8-row tile (16 accumulators): only with AVX-512's 32 vector registers. With 16
+(AVX2) the tile has 4 rows, as 8 would spill accumulators to memory."""
 
 MAX_BLOCK_ROWS = 8
 """Most batch rows a thread advances together through the time loop."""
@@ -59,6 +65,44 @@ def rows_matmul_add(a, w, out, nr):
     for n0 in range(0, N, 2 * L):
         n1 = n0 + L
         r0 = 0
+        while WIDE_TILE and r0 + 8 <= nr:
+            c00, c01 = vload(out, r0, n0), vload(out, r0, n1)
+            c10, c11 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1)
+            c20, c21 = vload(out, r0 + 2, n0), vload(out, r0 + 2, n1)
+            c30, c31 = vload(out, r0 + 3, n0), vload(out, r0 + 3, n1)
+            c40, c41 = vload(out, r0 + 4, n0), vload(out, r0 + 4, n1)
+            c50, c51 = vload(out, r0 + 5, n0), vload(out, r0 + 5, n1)
+            c60, c61 = vload(out, r0 + 6, n0), vload(out, r0 + 6, n1)
+            c70, c71 = vload(out, r0 + 7, n0), vload(out, r0 + 7, n1)
+            for k in range(K):
+                w0, w1 = vload(w, k, n0), vload(w, k, n1)
+                a0, a1, a2, a3 = a[r0, k], a[r0 + 1, k], a[r0 + 2, k], a[r0 + 3, k]
+                a4, a5, a6, a7 = a[r0 + 4, k], a[r0 + 5, k], a[r0 + 6, k], a[r0 + 7, k]
+                c00, c01 = vfma(c00, a0, w0), vfma(c01, a0, w1)
+                c10, c11 = vfma(c10, a1, w0), vfma(c11, a1, w1)
+                c20, c21 = vfma(c20, a2, w0), vfma(c21, a2, w1)
+                c30, c31 = vfma(c30, a3, w0), vfma(c31, a3, w1)
+                c40, c41 = vfma(c40, a4, w0), vfma(c41, a4, w1)
+                c50, c51 = vfma(c50, a5, w0), vfma(c51, a5, w1)
+                c60, c61 = vfma(c60, a6, w0), vfma(c61, a6, w1)
+                c70, c71 = vfma(c70, a7, w0), vfma(c71, a7, w1)
+            vstore(out, r0, n0, c00)
+            vstore(out, r0, n1, c01)
+            vstore(out, r0 + 1, n0, c10)
+            vstore(out, r0 + 1, n1, c11)
+            vstore(out, r0 + 2, n0, c20)
+            vstore(out, r0 + 2, n1, c21)
+            vstore(out, r0 + 3, n0, c30)
+            vstore(out, r0 + 3, n1, c31)
+            vstore(out, r0 + 4, n0, c40)
+            vstore(out, r0 + 4, n1, c41)
+            vstore(out, r0 + 5, n0, c50)
+            vstore(out, r0 + 5, n1, c51)
+            vstore(out, r0 + 6, n0, c60)
+            vstore(out, r0 + 6, n1, c61)
+            vstore(out, r0 + 7, n0, c70)
+            vstore(out, r0 + 7, n1, c71)
+            r0 += 8
         while r0 + 4 <= nr:
             c00, c01 = vload(out, r0, n0), vload(out, r0, n1)
             c10, c11 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1)
@@ -81,7 +125,7 @@ def rows_matmul_add(a, w, out, nr):
             vstore(out, r0 + 3, n1, c31)
             r0 += 4
         for r in range(r0, nr):
-            # The same summation order as the 4-row tile (one chain over k), so a row's result
+            # The same summation order as the row tiles (one chain over k), so a row's result
             # does not depend on how the batch was cut into blocks, hence not on the thread
             # count: a fit is identical serially and on a one-thread Dask worker.
             c0, c1 = vload(out, r, n0), vload(out, r, n1)
@@ -90,4 +134,3 @@ def rows_matmul_add(a, w, out, nr):
                 c0, c1 = vfma(c0, ark, vload(w, k, n0)), vfma(c1, ark, vload(w, k, n1))
             vstore(out, r, n0, c0)
             vstore(out, r, n1, c1)
-

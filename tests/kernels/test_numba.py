@@ -21,7 +21,10 @@ def _inputs(cell, T, B, H, dtype, gen):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
-@pytest.mark.parametrize(("T", "B", "H"), [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7)],
+# (9, 23, 24): blocks of 8, 8 and 7 rows, so the 8-row tile (AVX-512), the 4-row tile and
+# single rows of the recurrent product all run.
+@pytest.mark.parametrize(("T", "B", "H"),
+                         [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7), (9, 23, 24)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize(("cell", "nonlinearity"), CASES, ids=["rnn_tanh", "rnn_relu", "gru",
                                                                "lstm"])
