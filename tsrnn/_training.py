@@ -293,26 +293,36 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
 
 
 def run_epoch(net, optimizer, problem, rng, settings) -> float:
-    """Visit every training window once, in a shuffled order; returns the mean training loss."""
+    """Visit every training window once, in a shuffled order; returns the mean training loss.
+
+    On the CPU the kernels reuse their large output buffers from one batch to the next
+    (:func:`tsrnn.kernels.common.workspace.reuse_buffers`) instead of faulting in fresh pages.
+    """
+    from tsrnn.kernels.common import workspace
+
     net.train()
     n = problem.plan.n_train
     order = rng.permutation(n)
     bs = settings["batch_size"]
     noise = settings.get("input_noise")
     loss_sum = 0.0
-    for i in range(0, n, bs):
-        starts = problem.plan.train_starts(order[i : i + bs])
-        inputs, targets = make_batch(problem, starts, settings["device"], settings["dtype"], noise)
-        loss = train_step(
-            net,
-            optimizer,
-            inputs,
-            targets,
-            bptt=settings["bptt"],
-            clip_norm=settings["clip_norm"],
-            clip_value=settings["clip_value"],
-        )
-        loss_sum += loss * len(starts)
+    cpu = torch.device(settings["device"]).type == "cpu"
+    with workspace.reuse_buffers() if cpu else contextlib.nullcontext():
+        for i in range(0, n, bs):
+            starts = problem.plan.train_starts(order[i : i + bs])
+            inputs, targets = make_batch(
+                problem, starts, settings["device"], settings["dtype"], noise
+            )
+            loss = train_step(
+                net,
+                optimizer,
+                inputs,
+                targets,
+                bptt=settings["bptt"],
+                clip_norm=settings["clip_norm"],
+                clip_value=settings["clip_value"],
+            )
+            loss_sum += loss * len(starts)
     return loss_sum / max(n, 1)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from numba import prange
 
+from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.numba_config import njit, njit_parallel, num_threads
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import padded, padded_columns, rows_matmul_add
@@ -205,7 +206,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
         )
         return out2.view(*x.shape[:-1], M)
     x2 = as_array(x).reshape(-1, K)
-    out = torch.empty((*x.shape[:-1], M), dtype=x.dtype)
+    out = workspace.empty((*x.shape[:-1], M), x.dtype)
     b = np.zeros(M, dtype=x2.dtype) if bias is None else as_array(bias)
     with _threads_for(x2.shape[0] * K * M):
         _linear(

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch.autograd.function import once_differentiable
 
+from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_glue import as_array
 
@@ -86,7 +87,7 @@ class _HeadSqLoss(torch.autograd.Function):
     def backward(ctx, grad):
         hidden, weight = ctx.saved_tensors
         H = hidden.shape[-1]
-        d_h = torch.empty(hidden.shape, dtype=hidden.dtype)
+        d_h = workspace.empty(hidden.shape, hidden.dtype)
         d_w = torch.empty(weight.shape, dtype=weight.dtype)
         d_b = torch.empty(weight.shape[0], dtype=weight.dtype)
         _backward(

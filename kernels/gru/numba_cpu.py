@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from numba import prange
 
+from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -113,11 +114,11 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     """
     T, B, GH = gx.shape
     H = GH // 3
-    out = torch.empty((T, B, H), dtype=gx.dtype)
+    out = workspace.empty((T, B, H), gx.dtype)
     hn = torch.empty((B, H), dtype=gx.dtype)
     shape_g, shape_n = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
-    gates = torch.empty(shape_g, dtype=gx.dtype)
-    ghn = torch.empty(shape_n, dtype=gx.dtype)
+    gates = workspace.empty(shape_g, gx.dtype)
+    ghn = workspace.empty(shape_n, gx.dtype)
     _forward(
         as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save, block_rows(B),
@@ -129,8 +130,8 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """Gradients ``(d_gx, d_gh, d_h0, None)``; see :mod:`tsrnn.kernels` for the convention."""
     gates, ghn = saved
     T, B, GH = gates.shape
-    d_gx = torch.empty((T, B, GH), dtype=gates.dtype)
-    d_gh = torch.empty((T, B, GH), dtype=gates.dtype)
+    d_gx = workspace.empty((T, B, GH), gates.dtype)
+    d_gh = workspace.empty((T, B, GH), gates.dtype)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(h0),

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from numba import prange
 
+from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -132,12 +133,12 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     H = GH // 4
     if c0 is None:
         c0 = torch.zeros_like(h0)
-    out = torch.empty((T, B, H), dtype=gx.dtype)
+    out = workspace.empty((T, B, H), gx.dtype)
     hn = torch.empty((B, H), dtype=gx.dtype)
     cn = torch.empty((B, H), dtype=gx.dtype)
     shape_g, shape_c = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
-    gates = torch.empty(shape_g, dtype=gx.dtype)
-    cs = torch.empty(shape_c, dtype=gx.dtype)
+    gates = workspace.empty(shape_g, gx.dtype)
+    cs = workspace.empty(shape_c, gx.dtype)
     _forward(
         as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
         as_array(c0), out.numpy(), hn.numpy(), cn.numpy(), gates.numpy(), cs.numpy(), save,
@@ -154,7 +155,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
         c0 = torch.zeros_like(h0)
     if grad_cn is None:
         grad_cn = torch.zeros_like(h0)
-    d_pre = torch.empty((T, B, GH), dtype=gates.dtype)
+    d_pre = workspace.empty((T, B, GH), gates.dtype)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from numba import prange
 
+from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -91,7 +92,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
     only ``out``).
     """
     T, B, H = gx.shape
-    out = torch.empty((T, B, H), dtype=gx.dtype)
+    out = workspace.empty((T, B, H), gx.dtype)
     hn = torch.empty((B, H), dtype=gx.dtype)
     _forward(
         as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
@@ -104,7 +105,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
              nonlinearity="tanh"):
     """Gradients ``(d_gx, d_gh, d_h0, None)`` with ``d_gh is d_gx``."""
     T, B, H = out.shape
-    d_pre = torch.empty((T, B, H), dtype=out.dtype)
+    d_pre = workspace.empty((T, B, H), out.dtype)
     d_h0 = torch.empty(h0.shape, dtype=out.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(out),
