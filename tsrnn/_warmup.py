@@ -42,8 +42,7 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     from tsrnn._batch_numba import train_batch
     from tsrnn._data import WindowPlan
     from tsrnn._training import Problem
-    from tsrnn.kernels.common import numba_dense
-    from tsrnn.kernels.common.numba_head import head_sq_loss
+    from tsrnn.kernels.common import numba_dense, numba_head
 
     problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
@@ -59,7 +58,11 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
         h, w = (torch.zeros(1, 1, dtype=dtype, requires_grad=True) for _ in range(2))
         b = torch.zeros(1, dtype=dtype, requires_grad=True)
-        head_sq_loss(h, w, b, torch.zeros(1, 1, dtype=dtype), 1.0).backward()
+        numba_head.head_sq_loss(h, w, b, torch.zeros(1, 1, dtype=dtype), 1.0).backward()
+        # its parallel copy, which large inputs take
+        a = np.zeros((1, 1), dtype=name)
+        numba_head._forward_parallel(a, a, a[0], a, a.copy())
+        numba_head._backward_parallel(a, a, a, 1.0, a.copy(), a.copy(), a[0].copy())
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES

@@ -7,7 +7,8 @@ the recurrent layer's outputs ``h``. As torch ops that is a linear layer, a loss
 division, and in backward three products, a sum and their autograd nodes: about 0.5 ms of a
 3 ms training step at the hourly benchmark's shape (N = 1536, H = 32, O = 1), almost all of it
 per-op overhead. :func:`head_sq_loss` does the same in one forward call and one backward call
-(serial, rows in order, so results do not depend on threads), and falls back to the torch ops
+(sums over rows in fixed chunks, on Numba's threads for large inputs, with results that do
+not depend on the thread count), and falls back to the torch ops
 where it does not apply (other devices and dtypes, or more than :data:`MAX_OUTPUTS`
 outputs, where the products are worth MKL). ``tests/kernels/test_numba_head.py`` checks the
 loss and every gradient against those torch ops.
@@ -17,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numba import prange
 from torch.autograd.function import once_differentiable
 
 from tsrnn.kernels.common import workspace
-from tsrnn.kernels.common.numba_config import njit
+from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 
 MAX_OUTPUTS = 8
@@ -28,13 +30,21 @@ MAX_OUTPUTS = 8
 and every recursive model have 1 per target column)."""
 
 
-@njit
-def _forward(h, w, b, y, resid):
-    """``resid = h @ w.T + b - y`` (N, O); returns ``Σ resid^2`` (accumulated in float64)."""
-    N, H = h.shape
-    O = w.shape[0]
+CHUNK_ROWS = 512
+"""Rows per chunk of the sums over rows: each chunk's partial sums are formed in row order and
+the partials added in chunk order, on one thread or several alike (results never depend on
+the thread count)."""
+
+PARALLEL_MIN_WORK = 1_000_000
+"""Multiply-adds (rows x H x O) from which the head runs on Numba's threads: below, a
+parallel region costs more than it saves (see :func:`numba_dense._threads_for`)."""
+
+
+@njit(inline="always")
+def _forward_chunk(h, w, b, y, resid, n0, n1):
+    O, H = w.shape
     total = 0.0
-    for n in range(N):
+    for n in range(n0, n1):
         hn = h[n]
         for o in range(O):
             wo = w[o]
@@ -47,15 +57,13 @@ def _forward(h, w, b, y, resid):
     return total
 
 
-@njit
-def _backward(h, w, resid, g, d_h, d_w, d_b):
-    """With ``e = g * resid``: ``d_h = e @ w``, ``d_w = e^T h``, ``d_b = Σ_n e`` (g includes the
-    2 and the scale of the loss)."""
-    N, H = h.shape
-    O = w.shape[0]
+@njit(inline="always")
+def _backward_chunk(h, w, resid, g, d_h, d_w, d_b, n0, n1):
+    """Rows n0..n1-1 of ``d_h``; this chunk's partial ``d_w`` (O, H), ``d_b`` (O,)."""
+    O, H = w.shape
     d_w[:] = 0
     d_b[:] = 0
-    for n in range(N):
+    for n in range(n0, n1):
         hn, dn = h[n], d_h[n]
         for k in range(H):
             dn[k] = 0
@@ -68,6 +76,83 @@ def _backward(h, w, resid, g, d_h, d_w, d_b):
                 dwo[k] += e * hn[k]
 
 
+@njit(inline="always")
+def _chunks(n: int) -> int:
+    return (n + CHUNK_ROWS - 1) // CHUNK_ROWS
+
+
+@njit(inline="always")
+def _sum_forward(part):
+    total = 0.0
+    for c in range(part.shape[0]):
+        total += part[c]
+    return total
+
+
+@njit(inline="always")
+def _sum_backward(part_w, part_b, d_w, d_b):
+    d_w[:] = part_w[0]
+    d_b[:] = part_b[0]
+    for c in range(1, part_w.shape[0]):
+        for o in range(d_w.shape[0]):
+            d_b[o] += part_b[c, o]
+            for k in range(d_w.shape[1]):
+                d_w[o, k] += part_w[c, o, k]
+
+
+# The drivers: ``forward`` sets ``resid = h @ w.T + b - y`` (N, O) and returns ``Σ resid^2``
+# (float64 sums); ``backward``, with ``e = g * resid`` (g includes the 2 and the scale of the
+# loss), sets ``d_h = e @ w``, ``d_w = e^T h``, ``d_b = Σ_n e``. Serial and parallel copies of
+# the same chunked arithmetic (two functions, not one factory: Numba's disk cache tells
+# functions apart by name).
+
+
+@njit
+def _forward_serial(h, w, b, y, resid):
+    N = h.shape[0]
+    part = np.zeros(_chunks(N))
+    for c in range(part.shape[0]):
+        part[c] = _forward_chunk(h, w, b, y, resid, c * CHUNK_ROWS, min(N, (c + 1) * CHUNK_ROWS))
+    return _sum_forward(part)
+
+
+@njit_parallel
+def _forward_parallel(h, w, b, y, resid):
+    N = h.shape[0]
+    part = np.zeros(_chunks(N))
+    for c in prange(part.shape[0]):
+        part[c] = _forward_chunk(h, w, b, y, resid, c * CHUNK_ROWS, min(N, (c + 1) * CHUNK_ROWS))
+    return _sum_forward(part)
+
+
+@njit
+def _backward_serial(h, w, resid, g, d_h, d_w, d_b):
+    N = h.shape[0]
+    C = _chunks(N)
+    part_w = np.empty((C, w.shape[0], w.shape[1]), dtype=d_w.dtype)
+    part_b = np.empty((C, w.shape[0]), dtype=d_b.dtype)
+    for c in range(C):
+        n1 = min(N, (c + 1) * CHUNK_ROWS)
+        _backward_chunk(h, w, resid, g, d_h, part_w[c], part_b[c], c * CHUNK_ROWS, n1)
+    _sum_backward(part_w, part_b, d_w, d_b)
+
+
+@njit_parallel
+def _backward_parallel(h, w, resid, g, d_h, d_w, d_b):
+    N = h.shape[0]
+    C = _chunks(N)
+    part_w = np.empty((C, w.shape[0], w.shape[1]), dtype=d_w.dtype)
+    part_b = np.empty((C, w.shape[0]), dtype=d_b.dtype)
+    for c in prange(C):
+        n1 = min(N, (c + 1) * CHUNK_ROWS)
+        _backward_chunk(h, w, resid, g, d_h, part_w[c], part_b[c], c * CHUNK_ROWS, n1)
+    _sum_backward(part_w, part_b, d_w, d_b)
+
+
+def _parallel(h, w) -> bool:
+    return h.shape[0] * h.shape[1] * w.shape[0] >= PARALLEL_MIN_WORK
+
+
 class _HeadSqLoss(torch.autograd.Function):
     @staticmethod
     def forward(ctx, hidden, weight, bias, target, scale):
@@ -75,9 +160,9 @@ class _HeadSqLoss(torch.autograd.Function):
         O = weight.shape[0]
         h = as_array(hidden).reshape(-1, H)
         resid = np.empty((h.shape[0], O), dtype=h.dtype)
-        total = _forward(
-            h, as_array(weight), as_array(bias), as_array(target).reshape(-1, O), resid
-        )
+        w = as_array(weight)
+        forward = _forward_parallel if _parallel(h, w) else _forward_serial
+        total = forward(h, w, as_array(bias), as_array(target).reshape(-1, O), resid)
         ctx.save_for_backward(hidden, weight)
         ctx.resid, ctx.scale = resid, scale
         return hidden.new_tensor(scale * total)
@@ -90,9 +175,11 @@ class _HeadSqLoss(torch.autograd.Function):
         d_h = workspace.empty(hidden.shape, hidden.dtype)
         d_w = torch.empty(weight.shape, dtype=weight.dtype)
         d_b = torch.empty(weight.shape[0], dtype=weight.dtype)
-        _backward(
-            as_array(hidden).reshape(-1, H),
-            as_array(weight),
+        h, w = as_array(hidden).reshape(-1, H), as_array(weight)
+        backward = _backward_parallel if _parallel(h, w) else _backward_serial
+        backward(
+            h,
+            w,
             ctx.resid,
             2.0 * ctx.scale * float(grad),
             d_h.numpy().reshape(-1, H),

@@ -21,11 +21,19 @@ def _leaves(shape, O, dtype, seed):
     return hidden, weight, bias, target
 
 
+@pytest.fixture(params=["serial", "parallel"])
+def head_path(request, monkeypatch):
+    """Run the head on one thread, or on Numba's threads (its path for large inputs)."""
+    work = 10**18 if request.param == "serial" else 0
+    monkeypatch.setattr(numba_head, "PARALLEL_MIN_WORK", work)
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize(
     ("shape", "O"), [((1, 1, 1), 1), ((48, 32, 32), 1), ((7, 5, 13), 3), ((4, 9, 6), 8)]
 )
-def test_matches_torch_ops(shape, O, dtype):
+def test_matches_torch_ops(shape, O, dtype, head_path):
     tol = dict(rtol=1e-10, atol=1e-10) if dtype == torch.float64 else dict(rtol=2e-5, atol=1e-4)
     got_in = _leaves(shape, O, dtype, sum(shape) + O)
     want_in = [t.detach().clone().requires_grad_(t.requires_grad) for t in got_in]
@@ -60,3 +68,18 @@ def test_many_outputs_and_other_dtypes_take_the_torch_ops(monkeypatch):
     assert calls == []
     numba_head.head_sq_loss(*_leaves((2, 3, 4), 1, torch.float32, 3), 0.5)
     assert len(calls) == 1
+
+
+def test_serial_and_parallel_paths_agree_to_the_bit(monkeypatch):
+    """The sums over rows are cut into chunks of fixed size either way (here 3 chunks, the last
+    one short), so the thread count never changes a result."""
+    leaves = _leaves((2 * numba_head.CHUNK_ROWS + 37, 1, 16), 2, torch.float32, 4)
+    runs = []
+    for work in (10**18, 0):
+        monkeypatch.setattr(numba_head, "PARALLEL_MIN_WORK", work)
+        inputs = [t.detach().clone().requires_grad_(t.requires_grad) for t in leaves]
+        loss = numba_head.head_sq_loss(*inputs, 0.01)
+        loss.backward()
+        runs.append([loss.detach(), *(t.grad for t in inputs[:3])])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
