@@ -50,12 +50,24 @@ class _Pool:
         for t in pool:  # the pooled tensors themselves never leave the pool
             if _storage_uses(t) == _FREE_STORAGE_USES:
                 return t.detach()
+        # A miss: in a loop of repeated steps, a new shape (the last, shorter batch of an
+        # epoch, say) replaces the old ones, so the free buffers of other shapes go first.
+        self._release_free(keep=(shape, dtype))
         t = torch.empty(shape, dtype=dtype)
         if len(pool) < MAX_PER_SHAPE:
             pool.append(t)
         # An alias: a fresh tensor each time (no autograd history of an earlier step) whose
         # storage counts as a use of the pooled one while it lives.
         return t.detach()
+
+    def _release_free(self, keep):
+        for key in list(self.buffers):
+            if key != keep:
+                held = [t for t in self.buffers[key] if _storage_uses(t) != _FREE_STORAGE_USES]
+                if held:
+                    self.buffers[key] = held
+                else:
+                    del self.buffers[key]
 
 
 @contextlib.contextmanager

@@ -132,3 +132,18 @@ def test_fits_are_identical_with_and_without_reuse(params, monkeypatch):
     fresh = RNNForecaster(**kw).fit(y)
     assert [h["train_loss"] for h in reused.history_] == [h["train_loss"] for h in fresh.history_]
     np.testing.assert_array_equal(reused.predict(10), fresh.predict(10))
+
+
+def test_a_new_shape_releases_the_free_buffers_of_other_shapes():
+    """As when the last, shorter batch of an epoch comes: the pool holds one step's buffers,
+    not one set per shape seen."""
+    with workspace.reuse_buffers():
+        pool = workspace._local.pool
+        a, b = take(), take()
+        del a
+        held = workspace.empty((5,), torch.float32)
+        assert [t.data_ptr() for t in pool.buffers[(SHAPE, torch.float32)]] == [b.data_ptr()]
+        del b
+        workspace.empty((6,), torch.float32)  # (5,) is still held by `held`
+        assert set(pool.buffers) == {((5,), torch.float32), ((6,), torch.float32)}
+        del held
