@@ -24,6 +24,14 @@ on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the 
 ``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn``
 and ``d_c0`` are ``None`` except for the LSTM.
 
+The Numba kernels also take the layer input itself::
+
+    forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, **options) -> out, h_n, c_n, saved
+
+the same as ``forward(x @ w_ih.T + b_ih, ...)`` with the projection formed block by block in
+the time loop, so that ``gx`` is never written out (their backward does not need it):
+``tsrnn.nn`` layers on the Numba backend use it.
+
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with an 8-row tile where Numba compiles for
 an AVX-512 CPU, else 256-bit with a 4-row tile; results do not depend on the thread count.

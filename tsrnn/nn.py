@@ -9,9 +9,11 @@ the kernel chosen by ``backend`` (``'auto'``: Triton for CUDA tensors, Numba for
 Per layer and direction the work is: one matmul for the input projection of all steps, one
 kernel call for the time loop, and in backward one kernel call running time in reverse followed
 by one matmul for each weight gradient. On the Numba backend one autograd Function covers the
-whole layer direction (:class:`_NumbaLayer`): the projection and the weight and bias gradients
-run on Numba's threads too (:mod:`tsrnn.kernels.common.numba_dense`), where torch would run
-these skinny products on one thread, slower than the recurrence itself.
+whole layer direction (:class:`_NumbaLayer`): the kernel forms the input projection itself,
+step by step in its time loop (``forward_projected``: the (T, B, G*H) projection is never
+written out), and the weight and bias gradients run on Numba's threads too
+(:mod:`tsrnn.kernels.common.numba_dense`), where torch would run these skinny products on one
+thread, slower than the recurrence itself.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
@@ -126,6 +128,24 @@ def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearit
     return res
 
 
+def _numba_forward(kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, keep_gx, save, options):
+    """A layer direction's forward on a Numba kernel: ``(out, h_n, c_n, saved, gx)``.
+
+    Where backward does not need ``gx`` and the kernel can form the input projection itself
+    (``forward_projected``), it does, step by step in its time loop, and ``gx`` (T, B, G*H) is
+    never written out (``None``); else ``gx`` comes first, on Numba's threads.
+    """
+    fused = getattr(kernel, "forward_projected", None)
+    if fused is not None and not keep_gx:
+        out, hn, cn, saved = fused(x, w_ih, b_ih, w_hh, b_hh, h0, c0, save=save, **options)
+        return out, hn, cn, saved, None
+    from tsrnn.kernels.common import numba_dense
+
+    gx = numba_dense.linear(x, w_ih, b_ih)  # (T, B, G*H)
+    out, hn, cn, saved = kernel.forward(gx, w_hh, b_hh, h0, c0, save=save, **options)
+    return out, hn, cn, saved, gx
+
+
 class _NumbaLayer(torch.autograd.Function):
     """One layer direction on the Numba backend: input projection, recurrence, and in backward
     the weight and bias gradients, all on Numba's threads (results independent of their count).
@@ -133,12 +153,11 @@ class _NumbaLayer(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options):
-        from tsrnn.kernels.common import numba_dense
-
-        gx = numba_dense.linear(x, w_ih, b_ih)  # (T, B, G*H)
-        out, hn, cn, saved = kernel.forward(gx, w_hh, b_hh, h0, c0, save=True, **options)
-        ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
         keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
+        out, hn, cn, saved, gx = _numba_forward(
+            kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, keep_gx, True, options
+        )
+        ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
         ctx.save_for_backward(x, w_ih, gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved)
         if ctx.has_c:
             return out, hn, cn
@@ -227,10 +246,9 @@ def recurrent_layer(
         t is not None and t.requires_grad for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)
     )
     if not needs_grad:
-        from tsrnn.kernels.common import numba_dense
-
-        gx = numba_dense.linear(x, w_ih, b_ih)
-        out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=False, **options)
+        out, hn, cn, _, _ = _numba_forward(
+            kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, False, False, options
+        )
         return out, hn, cn
     res = _NumbaLayer.apply(x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options)
     if c0 is None:

@@ -134,3 +134,46 @@ def rows_matmul_add(a, w, out, nr):
                 c0, c1 = vfma(c0, ark, vload(w, k, n0)), vfma(c1, ark, vload(w, k, n1))
             vstore(out, r, n0, c0)
             vstore(out, r, n1, c1)
+
+
+@njit(inline="always")
+def step_inputs(gx, x, wi_t, b_ih, gxb, t, b0, nr):
+    """The input projection of batch rows ``b0 .. b0+nr-1`` at step ``t``, as rows of a 2-D array.
+
+    Either read from ``gx`` (T, B, GH), formed before the time loop, or, where ``x`` has
+    steps (the fused path; ``x`` of length 0 means none), formed here in the block's scratch
+    ``gxb`` (R, GHp) as ``b_ih + x[t, b0:b0+nr] @ W_ih^T`` (``wi_t`` (I, GHp) zero-padded), the
+    same sum in the same order as the separate projection of :func:`numba_dense.linear`. The
+    fused path never writes ``gx`` out: a (T, B, GH) array less to write and read again.
+    """
+    if x.shape[0] == 0:
+        return gx[t, b0 : b0 + nr]
+    for r in range(nr):
+        for j in range(b_ih.shape[0]):
+            gxb[r, j] = b_ih[j]
+    rows_matmul_add(x[t, b0 : b0 + nr], wi_t, gxb, nr)
+    return gxb
+
+
+def projection_args(x, w_ih, b_ih, GH, dtype):
+    """``(gx placeholder, x, wi_t, b_ih)`` NumPy arguments of a fused-projection kernel call:
+    x (T, B, I), w_ih (GH, I), b_ih (GH,) or None."""
+    bias = np.zeros(GH, dtype=dtype) if b_ih is None else b_ih.detach().contiguous().numpy()
+    return (
+        np.zeros((1, 1, GH), dtype=dtype),
+        x.detach().contiguous().numpy(),
+        padded_columns(w_ih.detach().T.contiguous().numpy()),
+        bias,
+    )
+
+
+def no_projection_args(gx):
+    """The same for a kernel call on a precomputed ``gx`` (T, B, GH)."""
+    a = gx.detach().contiguous().numpy()
+    GH = a.shape[2]
+    return (
+        a,
+        np.zeros((0, 1, 1), dtype=a.dtype),
+        np.zeros((1, GH), dtype=a.dtype),
+        np.zeros(GH, dtype=a.dtype),
+    )

@@ -28,30 +28,39 @@ from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
+from tsrnn.kernels.common.numba_linalg import (
+    block_rows,
+    no_projection_args,
+    padded_columns,
+    projection_args,
+    rows_matmul_add,
+    step_inputs,
+)
 
 GATES = 3
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
-    T, B, GH = gx.shape
-    H = GH // 3
+def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
+    T, B, H = out.shape
+    GH = 3 * H
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.empty((R, H), dtype=gx.dtype)
+        h = np.empty((R, H), dtype=out.dtype)
         h[:nr] = h0[b0:b0 + nr]
-        gh = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
+        gh = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
+        gxb = np.empty((R, wi_t.shape[1]), dtype=out.dtype)
         for t in range(T):
+            src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 3H) rows of gx
             for r in range(nr):
                 for j in range(GH):
                     gh[r, j] = b_hh[j]
             rows_matmul_add(h, w_t, gh, nr)  # gh = b_hh + h @ W_hh^T
             for r in range(nr):
                 b = b0 + r
-                g, x, hr, o = gh[r], gx[t, b], h[r], out[t, b]
+                g, x, hr, o = gh[r], src[r], h[r], out[t, b]
                 for j in range(2 * H):  # r, z in place
                     g[j] = sigmoid(x[j] + g[j])
                 for j in range(H):  # n, into out's row (in place would alias g's reads)
@@ -112,15 +121,27 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     Returns ``out`` (T, B, H), ``h_n`` (B, H), ``None``, ``saved`` = (gates (T, B, 3H),
     gh_n (T, B, H)) when ``save`` else ``()``.
     """
-    T, B, GH = gx.shape
-    H = GH // 3
-    out = workspace.empty((T, B, H), gx.dtype)
-    hn = torch.empty((B, H), dtype=gx.dtype)
+    return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, save)
+
+
+def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
+    """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
+    the time loop; x (T, B, I), w_ih (3H, I), b_ih (3H,) or None."""
+    args = projection_args(x, w_ih, b_ih, w_hh.shape[0], as_array(h0).dtype)
+    return _run_forward(args, x.shape[0], w_hh, b_hh, h0, save)
+
+
+def _run_forward(inputs, T, w_hh, b_hh, h0, save):
+    B, H = h0.shape
+    GH = 3 * H
+    dtype = h0.dtype
+    out = workspace.empty((T, B, H), dtype)
+    hn = torch.empty((B, H), dtype=dtype)
     shape_g, shape_n = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
-    gates = workspace.empty(shape_g, gx.dtype)
-    ghn = workspace.empty(shape_n, gx.dtype)
+    gates = workspace.empty(shape_g, dtype)
+    ghn = workspace.empty(shape_n, dtype)
     _forward(
-        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save, block_rows(B),
     )
     return out, hn, None, ((gates, ghn) if save else ())

@@ -23,29 +23,38 @@ from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
+from tsrnn.kernels.common.numba_linalg import (
+    block_rows,
+    no_projection_args,
+    padded_columns,
+    projection_args,
+    rows_matmul_add,
+    step_inputs,
+)
 
 GATES = 4
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, save, R):
-    T, B, GH = gx.shape
-    H = GH // 4
+def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, save, R):
+    T, B, H = out.shape
+    GH = 4 * H
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.zeros((R, H), dtype=gx.dtype)
-        c = np.zeros((R, H), dtype=gx.dtype)
+        h = np.zeros((R, H), dtype=out.dtype)
+        c = np.zeros((R, H), dtype=out.dtype)
         for r in range(nr):
             for j in range(H):
                 h[r, j] = h0[b0 + r, j]
                 c[r, j] = c0[b0 + r, j]
-        pre = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
+        pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
+        gxb = np.empty((R, wi_t.shape[1]), dtype=out.dtype)
         for t in range(T):
+            src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 4H) rows of gx
             for r in range(nr):
-                x = gx[t, b0 + r]
+                x = src[r]
                 for j in range(GH):
                     pre[r, j] = x[j] + b_hh[j]
             rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
@@ -129,18 +138,30 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     Returns ``out`` (T, B, H), ``h_n``, ``c_n`` (B, H), ``saved`` = (gates (T, B, 4H),
     cell states (T, B, H)) when ``save`` else ``()``.
     """
-    T, B, GH = gx.shape
-    H = GH // 4
+    return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, c0, save)
+
+
+def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
+    """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
+    the time loop; x (T, B, I), w_ih (4H, I), b_ih (4H,) or None."""
+    args = projection_args(x, w_ih, b_ih, w_hh.shape[0], as_array(h0).dtype)
+    return _run_forward(args, x.shape[0], w_hh, b_hh, h0, c0, save)
+
+
+def _run_forward(inputs, T, w_hh, b_hh, h0, c0, save):
+    B, H = h0.shape
+    GH = 4 * H
+    dtype = h0.dtype
     if c0 is None:
         c0 = torch.zeros_like(h0)
-    out = workspace.empty((T, B, H), gx.dtype)
-    hn = torch.empty((B, H), dtype=gx.dtype)
-    cn = torch.empty((B, H), dtype=gx.dtype)
+    out = workspace.empty((T, B, H), dtype)
+    hn = torch.empty((B, H), dtype=dtype)
+    cn = torch.empty((B, H), dtype=dtype)
     shape_g, shape_c = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
-    gates = workspace.empty(shape_g, gx.dtype)
-    cs = workspace.empty(shape_c, gx.dtype)
+    gates = workspace.empty(shape_g, dtype)
+    cs = workspace.empty(shape_c, dtype)
     _forward(
-        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
         as_array(c0), out.numpy(), hn.numpy(), cn.numpy(), gates.numpy(), cs.numpy(), save,
         block_rows(B),
     )

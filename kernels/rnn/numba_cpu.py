@@ -21,27 +21,36 @@ from tsrnn.kernels.common import workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_linalg import block_rows, padded_columns, rows_matmul_add
+from tsrnn.kernels.common.numba_linalg import (
+    block_rows,
+    no_projection_args,
+    padded_columns,
+    projection_args,
+    rows_matmul_add,
+    step_inputs,
+)
 
 GATES = 1
 BACKWARD_NEEDS_GX = False
 
 
 @njit_parallel
-def _forward(gx, w_t, b_hh, h0, out, hn, act, R):
-    T, B, H = gx.shape
+def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, act, R):
+    T, B, H = out.shape
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.zeros((R, H), dtype=gx.dtype)
+        h = np.zeros((R, H), dtype=out.dtype)
         for r in range(nr):
             for j in range(H):
                 h[r, j] = h0[b0 + r, j]
-        pre = np.zeros((R, w_t.shape[1]), dtype=gx.dtype)
+        pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
+        gxb = np.empty((R, wi_t.shape[1]), dtype=out.dtype)
         for t in range(T):
+            src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, H) rows of gx
             for r in range(nr):
                 for j in range(H):
-                    pre[r, j] = gx[t, b0 + r, j] + b_hh[j]
+                    pre[r, j] = src[r, j] + b_hh[j]
             rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
             for r in range(nr):
                 o = out[t, b0 + r]
@@ -91,11 +100,23 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
     Returns ``out`` (T, B, H), ``h_n`` (B, H), ``None``, ``saved`` = ``()`` (backward needs
     only ``out``).
     """
-    T, B, H = gx.shape
-    out = workspace.empty((T, B, H), gx.dtype)
-    hn = torch.empty((B, H), dtype=gx.dtype)
+    return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, nonlinearity)
+
+
+def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh",
+                      save=True):
+    """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
+    the time loop; x (T, B, I), w_ih (H, I), b_ih (H,) or None."""
+    args = projection_args(x, w_ih, b_ih, w_hh.shape[0], as_array(h0).dtype)
+    return _run_forward(args, x.shape[0], w_hh, b_hh, h0, nonlinearity)
+
+
+def _run_forward(inputs, T, w_hh, b_hh, h0, nonlinearity):
+    B, H = h0.shape
+    out = workspace.empty((T, B, H), h0.dtype)
+    hn = torch.empty((B, H), dtype=h0.dtype)
     _forward(
-        as_array(gx), padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
     )
     return out, hn, None, ()

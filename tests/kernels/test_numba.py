@@ -102,3 +102,34 @@ def test_results_do_not_depend_on_thread_count(cell):
         runs.append([out, hn, *[g for g in grads if g is not None]])
     for a, b in zip(*runs):
         assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "nobias"])
+@pytest.mark.parametrize(("cell", "nonlinearity"), CASES, ids=["rnn_tanh", "rnn_relu", "gru",
+                                                               "lstm"])
+def test_projection_in_the_time_loop_matches_projecting_first(cell, nonlinearity, bias, dtype):
+    """``forward_projected`` forms ``x @ W_ih^T + b_ih`` step by step inside the kernel (blocks
+    of 8, 8 and 7 rows here); the reference kernel gets it precomputed."""
+    gen = torch.Generator().manual_seed(7)
+    T, B, H, I = 6, 23, 24, 3
+    _, w_hh, b_hh, h0, c0 = _inputs(cell, T, B, H, dtype, gen)
+    x = torch.randn(T, B, I, dtype=dtype, generator=gen)
+    w_ih = torch.randn(GATES[cell] * H, I, dtype=dtype, generator=gen)
+    b_ih = torch.randn(GATES[cell] * H, dtype=dtype, generator=gen) if bias else None
+    opts = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
+    gx = torch.nn.functional.linear(x, w_ih, b_ih)
+    want = get_kernel(cell, "torch").forward(gx, w_hh, b_hh, h0, c0, **opts)
+    nb = get_kernel(cell, "numba")
+    for save in (True, False):
+        got = nb.forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0, save=save, **opts)
+        for name, g, w in zip(("out", "h_n", "c_n"), got[:3], want[:3]):
+            if w is None:
+                assert g is None, name
+            else:
+                torch.testing.assert_close(g, w, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
+    # what backward reads from the fused forward's saved state equals the separate one's
+    sep = nb.forward(gx, w_hh, b_hh, h0, c0, **opts)
+    fused = nb.forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0, **opts)
+    for a, b in zip((sep[0], *sep[3]), (fused[0], *fused[3])):
+        torch.testing.assert_close(a, b, **TOL[dtype])
