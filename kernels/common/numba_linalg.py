@@ -143,7 +143,7 @@ def step_inputs(gx, x, wi_t, b_ih, gxb, t, b0, nr):
     Either read from ``gx`` (T, B, GH), formed before the time loop, or, where ``x`` has
     steps (the fused path; ``x`` of length 0 means none), formed here in the block's scratch
     ``gxb`` (R, GHp) as ``b_ih + x[t, b0:b0+nr] @ W_ih^T`` (``wi_t`` (I, GHp) zero-padded), the
-    same sum in the same order as the separate projection of :func:`numba_dense.linear`. The
+    same sum in the same order as the Numba path of :func:`numba_dense.linear`. The
     fused path never writes ``gx`` out: a (T, B, GH) array less to write and read again.
     """
     if x.shape[0] == 0:
