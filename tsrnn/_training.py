@@ -296,7 +296,8 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
     """Visit every training window once, in a shuffled order; returns the mean training loss.
 
     On the CPU the kernels reuse their large output buffers from one batch to the next
-    (:func:`tsrnn.kernels.common.workspace.reuse_buffers`) instead of faulting in fresh pages.
+    (:func:`tsrnn.kernels.common.workspace.reuse_buffers`) instead of faulting in fresh pages;
+    the epoch's last, shorter batch releases the full batches' buffers first.
     """
     from tsrnn.kernels.common import workspace
 
@@ -310,6 +311,8 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
     with workspace.reuse_buffers() if cpu else contextlib.nullcontext():
         for i in range(0, n, bs):
             starts = problem.plan.train_starts(order[i : i + bs])
+            if i and len(starts) != bs:
+                workspace.release_free()  # the last, shorter batch: full-batch buffers go
             inputs, targets = make_batch(
                 problem, starts, settings["device"], settings["dtype"], noise
             )

@@ -91,9 +91,9 @@ def _sum_forward(part):
 
 @njit(inline="always")
 def _sum_backward(part_w, part_b, d_w, d_b):
-    d_w[:] = part_w[0]
-    d_b[:] = part_b[0]
-    for c in range(1, part_w.shape[0]):
+    d_w[:] = 0
+    d_b[:] = 0
+    for c in range(part_w.shape[0]):  # no chunks (no rows): zero gradients
         for o in range(d_w.shape[0]):
             d_b[o] += part_b[c, o]
             for k in range(d_w.shape[1]):

@@ -19,20 +19,16 @@ from numba.extending import intrinsic, models, overload, register_model
 def _vector_bytes() -> int:
     """64 (512-bit vectors) where Numba compiles for a CPU with AVX-512, else 32 (256 bits).
 
-    The target is Numba's: the host CPU, unless ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` name
-    another (portable caches); with a CPU name but no feature list the features are unknown,
-    and 256-bit vectors are the safe choice. Numba's disk cache is keyed by the target CPU and
-    its features, so code compiled for one width is never loaded on a machine of the other.
+    The features are those Numba compiles with: ``NUMBA_CPU_FEATURES`` if set, else the
+    host's (less AVX under ``NUMBA_ENABLE_AVX=0``). Numba's disk cache is keyed by the target
+    CPU and its features, so code compiled for one width is never loaded for the other.
     """
-    from numba.core import config
+    from numba.core import codegen, config
 
-    if config.CPU_FEATURES is not None:
-        return 64 if "+avx512f" in config.CPU_FEATURES.split(",") else 32
-    if config.CPU_NAME is not None:
-        return 32
-    from llvmlite import binding
-
-    return 64 if binding.get_host_cpu_features().get("avx512f") else 32
+    features = config.CPU_FEATURES
+    if features is None:
+        features = codegen.get_host_cpu_features()
+    return 64 if "+avx512f" in features.split(",") else 32
 
 
 VECTOR_BYTES = _vector_bytes()

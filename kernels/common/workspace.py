@@ -9,9 +9,9 @@ the electricity benchmark: 3.65 s against 3.02 s with buffers reused).
 
 Inside :func:`reuse_buffers` the kernels take their outputs from a pool instead
 (:func:`empty`), each time as a fresh alias of a pooled tensor. A pooled tensor is handed out
-again only once nothing else uses its memory: no alias, view, detached copy or tensor saved
-by autograd (the storage's reference count, checked on each request), so reusing can never
-overwrite a live tensor. Outside the block,
+again only once nothing else uses its memory: no alias, view, detached copy, NumPy view,
+tensor saved by autograd, nor a reference to its storage object (the storage's reference
+counts, checked on each request), so reusing can never overwrite live data. Outside the block,
 :func:`empty` is ``torch.empty``. Where torch does not expose the storage's reference count,
 nothing is reused.
 """
@@ -19,25 +19,31 @@ nothing is reused.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 
 import torch
 
-MAX_PER_SHAPE = 8
-"""Buffers kept per shape and dtype (more are allocated as usual, not pooled)."""
+MAX_PER_SHAPE = 32
+"""Buffers kept per shape and dtype (more are allocated as usual, not pooled). The pool of a
+shape only grows while all its buffers are in use, so it holds at most what one training step
+uses at once (a 4-layer GRU: 9 of the (T, B, H) shape)."""
 
 _local = threading.local()
 
 
-def _storage_uses(t: torch.Tensor) -> int | None:
+def _storage_uses(t: torch.Tensor) -> tuple[int, int] | None:
+    """The storage's C++ reference count (tensors, views, autograd's saved tensors) and the
+    Python reference count of its Python object (which torch keeps while anyone holds it)."""
     count = getattr(torch._C, "_storage_Use_Count", None)
     if count is None:
         return None
-    return count(t.untyped_storage()._cdata)
+    storage = t.untyped_storage()
+    return count(storage._cdata), sys.getrefcount(storage)
 
 
 # What a pooled tensor's storage counts when nothing else uses it (the pooled tensor and the
-# temporary storage object of the query), measured the way :meth:`_Pool.take` measures it.
+# storage object of the query), measured the way :meth:`_Pool.take` measures it.
 _FREE_STORAGE_USES = _storage_uses(torch.empty(1))
 
 
@@ -50,9 +56,6 @@ class _Pool:
         for t in pool:  # the pooled tensors themselves never leave the pool
             if _storage_uses(t) == _FREE_STORAGE_USES:
                 return t.detach()
-        # A miss: in a loop of repeated steps, a new shape (the last, shorter batch of an
-        # epoch, say) replaces the old ones, so the free buffers of other shapes go first.
-        self._release_free(keep=(shape, dtype))
         t = torch.empty(shape, dtype=dtype)
         if len(pool) < MAX_PER_SHAPE:
             pool.append(t)
@@ -60,14 +63,14 @@ class _Pool:
         # storage counts as a use of the pooled one while it lives.
         return t.detach()
 
-    def _release_free(self, keep):
+    def release_free(self):
+        """Drop the pooled buffers nothing uses (the next requests allocate anew)."""
         for key in list(self.buffers):
-            if key != keep:
-                held = [t for t in self.buffers[key] if _storage_uses(t) != _FREE_STORAGE_USES]
-                if held:
-                    self.buffers[key] = held
-                else:
-                    del self.buffers[key]
+            held = [t for t in self.buffers[key] if _storage_uses(t) != _FREE_STORAGE_USES]
+            if held:
+                self.buffers[key] = held
+            else:
+                del self.buffers[key]
 
 
 @contextlib.contextmanager
@@ -86,6 +89,15 @@ def reuse_buffers():
         yield
     finally:
         _local.pool = previous
+
+
+def release_free() -> None:
+    """In a :func:`reuse_buffers` block, drop the buffers nothing uses: call it where the
+    shapes change for good (the last, shorter batch of an epoch), so that the pool does not
+    hold a set of buffers per shape. Outside a block, nothing happens."""
+    pool = getattr(_local, "pool", None)
+    if pool is not None:
+        pool.release_free()
 
 
 def empty(shape, dtype: torch.dtype) -> torch.Tensor:

@@ -50,7 +50,7 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, sav
                 h[r, j] = h0[b0 + r, j]
                 c[r, j] = c0[b0 + r, j]
         pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
-        gxb = np.empty((R, wi_t.shape[1]), dtype=out.dtype)
+        gxb = np.zeros((R, wi_t.shape[1]), dtype=out.dtype)  # padding columns stay 0
         for t in range(T):
             src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 4H) rows of gx
             for r in range(nr):

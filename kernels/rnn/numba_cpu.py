@@ -45,7 +45,7 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, act, R):
             for j in range(H):
                 h[r, j] = h0[b0 + r, j]
         pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
-        gxb = np.empty((R, wi_t.shape[1]), dtype=out.dtype)
+        gxb = np.zeros((R, wi_t.shape[1]), dtype=out.dtype)  # padding columns stay 0
         for t in range(T):
             src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, H) rows of gx
             for r in range(nr):

@@ -21,8 +21,8 @@ def _inputs(cell, T, B, H, dtype, gen):
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
-# (9, 23, 24): blocks of 8, 8 and 7 rows, so the 8-row tile (AVX-512), the 4-row tile and
-# single rows of the recurrent product all run.
+# (9, 23, 24): with 2 or 3 threads (CI has 2), blocks of 8, 8 and 7 rows, so the 8-row tile
+# (AVX-512), the 4-row tile and single rows of the recurrent product all run.
 @pytest.mark.parametrize(("T", "B", "H"),
                          [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7), (9, 23, 24)],
                          ids=lambda v: str(v))
@@ -110,7 +110,7 @@ def test_results_do_not_depend_on_thread_count(cell):
                                                                "lstm"])
 def test_projection_in_the_time_loop_matches_projecting_first(cell, nonlinearity, bias, dtype):
     """``forward_projected`` forms ``x @ W_ih^T + b_ih`` step by step inside the kernel (blocks
-    of 8, 8 and 7 rows here); the reference kernel gets it precomputed."""
+    of 8, 8 and 7 rows with 2 or 3 threads); the reference kernel gets it precomputed."""
     gen = torch.Generator().manual_seed(7)
     T, B, H, I = 6, 23, 24, 3
     _, w_hh, b_hh, h0, c0 = _inputs(cell, T, B, H, dtype, gen)

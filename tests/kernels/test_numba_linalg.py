@@ -45,25 +45,32 @@ def test_padding_is_whole_tiles_of_this_machines_vectors():
 
 
 @pytest.mark.parametrize(
-    ("name", "features", "expected"),
+    ("features", "host", "expected"),
     [
-        (None, "+avx2,+fma,+avx512f", 64),
-        (None, "+avx2,+fma,-avx512f", 32),
-        ("haswell", None, 32),  # a CPU name without features: unknown, so the safe width
+        ("+avx2,+fma,+avx512f", "-avx512f", 64),  # NUMBA_CPU_FEATURES decides
+        ("+avx2,+fma,-avx512f", "+avx512f", 32),
+        (None, "+avx2,+avx512f", 64),  # else the host's, as Numba reports them
+        (None, "+avx2,-avx512f", 32),  # (NUMBA_ENABLE_AVX=0 clears the avx ones there)
     ],
 )
-def test_vector_width_follows_numbas_target(monkeypatch, name, features, expected):
-    from numba.core import config
+def test_vector_width_follows_numbas_target(monkeypatch, features, host, expected):
+    from numba.core import codegen, config
 
-    monkeypatch.setattr(config, "CPU_NAME", name)
     monkeypatch.setattr(config, "CPU_FEATURES", features)
+    monkeypatch.setattr(codegen, "get_host_cpu_features", lambda: host)
     assert numba_simd._vector_bytes() == expected
 
 
+AVX2_FEATURES = (
+    "+64bit,+avx,+avx2,+bmi,+bmi2,+cmov,+cx16,+f16c,+fma,+fxsr,+lzcnt,+mmx,+movbe,+popcnt,"
+    "+sse,+sse2,+sse3,+sse4.1,+sse4.2,+ssse3,+xsave"
+)
+
+
 def test_256_bit_path_on_an_avx2_target(tmp_path):
-    """Compiled for an AVX2 CPU (Haswell), the kernels use 256-bit vectors and 4-row tiles:
-    the product and a GRU forward and backward still match. Run in a fresh process, since the
-    width is fixed when the kernels are first compiled."""
+    """Compiled for an AVX2 CPU (Haswell, its features only), the kernels use 256-bit vectors
+    and 4-row tiles: the product and a GRU forward and backward still match. Run in a fresh
+    process, since the width is fixed when the kernels are first compiled."""
     code = textwrap.dedent(
         """
         import numpy as np, torch
@@ -91,8 +98,12 @@ def test_256_bit_path_on_an_avx2_target(tmp_path):
         print("ok")
         """
     )
-    env = dict(os.environ, NUMBA_CPU_NAME="haswell", NUMBA_CACHE_DIR=str(tmp_path))
-    env.pop("NUMBA_CPU_FEATURES", None)
+    env = dict(
+        os.environ,
+        NUMBA_CPU_NAME="haswell",
+        NUMBA_CPU_FEATURES=AVX2_FEATURES,
+        NUMBA_CACHE_DIR=str(tmp_path),
+    )
     done = subprocess.run(
         [sys.executable, "-c", code, os.path.dirname(__file__)],
         env=env,

@@ -48,8 +48,9 @@ def test_a_released_buffer_is_reused():
         lambda t: t.numpy(),
         lambda t: torch.from_numpy(t.numpy()),
         lambda t: torch.empty(0).set_(t.untyped_storage()),
+        lambda t: t.untyped_storage(),
     ],
-    ids=["tensor", "slice", "detach", "view", "numpy", "from_numpy", "storage"],
+    ids=["tensor", "slice", "detach", "view", "numpy", "from_numpy", "set_", "storage"],
 )
 def test_a_buffer_in_use_is_never_handed_out(hold):
     with workspace.reuse_buffers():
@@ -78,7 +79,7 @@ def test_tensors_saved_by_autograd_are_in_use_until_backward():
 
 def test_the_pool_is_bounded_and_released_after_the_block():
     with workspace.reuse_buffers():
-        held = [take() for _ in range(workspace.MAX_PER_SHAPE + 3)]
+        held = [take() for _ in range(workspace.MAX_PER_SHAPE + 3)]  # all in use at once
         assert len(workspace._local.pool.buffers[(SHAPE, torch.float32)]) == (
             workspace.MAX_PER_SHAPE
         )
@@ -134,16 +135,40 @@ def test_fits_are_identical_with_and_without_reuse(params, monkeypatch):
     np.testing.assert_array_equal(reused.predict(10), fresh.predict(10))
 
 
-def test_a_new_shape_releases_the_free_buffers_of_other_shapes():
-    """As when the last, shorter batch of an epoch comes: the pool holds one step's buffers,
-    not one set per shape seen."""
+def test_release_free_drops_only_unused_buffers():
+    """What the epoch's last, shorter batch calls: the pool keeps one set of buffers, not one
+    per batch size seen."""
     with workspace.reuse_buffers():
         pool = workspace._local.pool
         a, b = take(), take()
-        del a
-        held = workspace.empty((5,), torch.float32)
+        c = workspace.empty((5,), torch.float32)
+        del a, c
+        workspace.release_free()
+        assert set(pool.buffers) == {(SHAPE, torch.float32)}
         assert [t.data_ptr() for t in pool.buffers[(SHAPE, torch.float32)]] == [b.data_ptr()]
         del b
-        workspace.empty((6,), torch.float32)  # (5,) is still held by `held`
-        assert set(pool.buffers) == {((5,), torch.float32), ((6,), torch.float32)}
-        del held
+    workspace.release_free()  # outside a block: nothing to do
+
+
+def test_other_shapes_keep_their_buffers_on_a_miss():
+    """Truncated BPTT with a shorter last chunk alternates two shapes every step: both stay
+    pooled and are reused."""
+    with workspace.reuse_buffers():
+        ptrs = []
+        for _ in range(3):
+            a = take()
+            b = workspace.empty((5,), torch.float32)
+            ptrs.append((a.data_ptr(), b.data_ptr()))
+            del a, b
+        assert ptrs[0] == ptrs[1] == ptrs[2]
+
+
+def test_an_epoch_releases_the_full_batches_buffers_before_its_last_batch(monkeypatch):
+    calls = []
+    monkeypatch.setattr(workspace, "release_free", lambda: calls.append(1))
+    y = np.sin(np.arange(100) / 5)
+    RNNForecaster(
+        hidden_size=4, window=8, batch_size=32, max_epochs=2, random_state=0, early_stopping=False
+    ).fit(y)
+    # (92 windows less the validation ones) per epoch: 32 + 32 + a shorter batch
+    assert len(calls) == 2
