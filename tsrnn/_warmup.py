@@ -47,10 +47,9 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
     for name in dtypes:
-        # the layers' input projection and weight gradients (shared by every cell)
+        # the layers' weight gradients (shared by every cell); the input projection is formed
+        # inside the kernels (forward_projected), compiled with them below
         dtype = getattr(torch, name)
-        rows = numba_dense.NUMBA_LINEAR_MIN_WORK // 64 + 1  # large enough for Numba's path
-        numba_dense.linear(torch.zeros(rows, 8, dtype=dtype), torch.zeros(8, 8, dtype=dtype), None)
         d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
         # the small inputs' path (these) and the chunked kernel of large ones
         for grads in (numba_dense.weight_grads, numba_dense.weight_grads_chunked):
