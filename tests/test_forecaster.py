@@ -240,6 +240,59 @@ def test_gradient_clipping_bounds_the_step(clip):
     assert 0 < bound <= 1e-3 * (1 + 1e-5)
 
 
+def test_flat_parameters_share_one_buffer_and_gradient_then_own_their_storage():
+    torch.manual_seed(0)
+    net = training.ForecastNet("lstm", 2, 4, 2, n_out=1, backend="torch")
+    reference = copy.deepcopy(net)
+    inputs, targets = torch.randn(5, 3, 2), torch.randn(5, 3, 1)
+    with training.flat_parameters(net) as flat:
+        params = list(net.parameters())
+        assert flat.numel() == sum(p.numel() for p in params)
+        base = flat.untyped_storage().data_ptr()
+        assert all(p.untyped_storage().data_ptr() == base for p in params)
+        opt = torch.optim.SGD([flat], lr=0.1)
+        training.train_step(net, opt, inputs, targets, clip_norm=1e-2)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.1)
+    training.train_step(reference, ref_opt, inputs, targets, clip_norm=1e-2)
+    # autograd added into the flat gradient, clipping saw the same norm, the step reached all
+    for (name, p), q in zip(net.named_parameters(), reference.parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+        torch.testing.assert_close(p, q, msg=name)
+        assert p.untyped_storage().data_ptr() != base  # its own storage again
+        assert p.untyped_storage().nbytes() == p.numel() * p.element_size()
+
+
+def test_flat_parameters_are_released_after_an_error():
+    net = training.ForecastNet("gru", 1, 3, 1, n_out=1, backend="torch")
+    before = [p.detach().clone() for p in net.parameters()]
+    with pytest.raises(KeyboardInterrupt), training.flat_parameters(net) as flat:
+        flat.data += 1.0
+        raise KeyboardInterrupt
+    for p, b in zip(net.parameters(), before, strict=True):
+        assert p.untyped_storage().nbytes() == p.numel() * p.element_size()
+        torch.testing.assert_close(p.detach(), b + 1.0)
+
+
+def test_fit_with_flat_parameters_matches_fit_with_separate_ones(monkeypatch):
+    y = seasonal(60, seed=1)
+    params = dict(TINY, cell="lstm", num_layers=2, max_epochs=3, clip_norm=0.5)
+    flat = RNNForecaster(**params).fit(y)
+
+    def separate(net, problem, settings, rng, progress=None):
+        return training._fit_loop(net, list(net.parameters()), problem, settings, rng, progress)
+
+    monkeypatch.setattr(training, "fit_loop", separate)
+    plain = RNNForecaster(**params).fit(y)
+    for (name, a), b in zip(
+        flat.module_.state_dict().items(), plain.module_.state_dict().values(), strict=True
+    ):
+        # the clipping norm is summed in another order: equal up to float rounding
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    assert [h["train_loss"] for h in flat.history_] == pytest.approx(
+        [h["train_loss"] for h in plain.history_], rel=1e-5
+    )
+
+
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 @pytest.mark.parametrize("init", ["uniform", "orthogonal", "xavier"])
 def test_cells_and_inits(cell, init):

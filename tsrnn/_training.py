@@ -24,7 +24,6 @@ corrects; each window then carries ``lead = m`` rows of history before its first
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import math
 import threading
@@ -263,13 +262,16 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     With ``bptt`` shorter than the window, the window runs in chunks of ``bptt`` steps: the
     state is carried into the next chunk but detached, so gradients flow back at most ``bptt``
     steps. Each chunk's loss is its share of the window's mean, so ``bptt >= W`` is exactly
-    full backpropagation through time. The head and the loss run as one op
+    full backpropagation through time. Clipping acts on the optimizer's parameters (the flat
+    one of :func:`flat_parameters` in a fit: the same norm). The head and the loss run as one op
     (:func:`tsrnn.kernels.common.numba_head.head_sq_loss`: ``net.head`` then the squared
     error, as ``net(...)`` would give).
     """
     from tsrnn.kernels.common.numba_head import head_sq_loss  # imports Numba: not at start-up
 
-    optimizer.zero_grad(set_to_none=True)
+    # in place, not set to None: under :func:`flat_parameters` the parameters' gradients are
+    # views of the one flat gradient the optimizer steps with, and must stay so
+    optimizer.zero_grad(set_to_none=False)
     W = inputs.shape[0]
     chunk = W if bptt is None else min(int(bptt), W)
     total = targets.numel()
@@ -284,10 +286,11 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
         loss.backward()
         loss_sum += float(loss.detach())
         state = detach_state(state)
+    params = [p for group in optimizer.param_groups for p in group["params"]]
     if clip_value is not None:
-        torch.nn.utils.clip_grad_value_(net.parameters(), clip_value)
+        torch.nn.utils.clip_grad_value_(params, clip_value)
     if clip_norm is not None:
-        torch.nn.utils.clip_grad_norm_(net.parameters(), clip_norm)
+        torch.nn.utils.clip_grad_norm_(params, clip_norm)
     optimizer.step()
     return loss_sum
 
@@ -390,6 +393,42 @@ class FitResult:
     interrupted: bool
 
 
+@contextlib.contextmanager
+def flat_parameters(net):
+    """Put ``net``'s parameters and their gradients in one contiguous buffer each for the block;
+    yields the one :class:`~torch.nn.Parameter` over the whole buffer, whose ``.grad`` is the
+    flat gradient, for the optimizer and for clipping.
+
+    Each parameter becomes a view of its slice of the buffer and its ``.grad`` a view of its
+    slice of the gradient, so autograd accumulates into the flat gradient in place (it adds
+    into a gradient that exists) and an optimizer step on the flat parameter updates them all.
+    The optimizers offered are elementwise, so their steps are the same as on the separate
+    parameters; the clipping norm is the same norm, summed in another order. What it saves is
+    per-tensor work: gradient clipping and the optimizer step are one op each instead of a
+    group of ops per parameter, which on a small network is a fifth of a training step.
+    Afterwards (also on an error or interrupt) each parameter and gradient owns its storage
+    again, with its last values.
+    """
+    params = [p for p in net.parameters() if p.requires_grad]
+    flat = torch.cat([p.detach().reshape(-1) for p in params])
+    grad = torch.zeros_like(flat)
+    offset = 0
+    for p in params:
+        n = p.numel()
+        p.data = flat[offset : offset + n].view_as(p)
+        p.grad = grad[offset : offset + n].view_as(p)
+        offset += n
+    holder = torch.nn.Parameter(flat)  # the same storage
+    holder.grad = grad
+    try:
+        yield holder
+    finally:
+        for p in params:
+            p.data = p.data.clone()
+            if p.grad is not None:
+                p.grad = p.grad.clone()
+
+
 def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     """Train ``net`` in place, one :func:`run_epoch` at a time.
 
@@ -407,9 +446,14 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     training (the caller warns). ``KeyboardInterrupt`` also ends it: the best weights so far
     are kept and ``interrupted`` is set in the result (the caller warns).
     """
+    with flat_parameters(net) as flat:
+        return _fit_loop(net, [flat], problem, settings, rng, progress)
+
+
+def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     optimizer = make_optimizer(
         settings["optimizer"],
-        net.parameters(),
+        params,
         settings["learning_rate"],
         settings["weight_decay"],
     )
@@ -435,11 +479,11 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
             warming = epoch * steps_per_epoch < WARMUP_STEPS and epoch < settings["max_epochs"]
             if early and warming:
                 # not a candidate, but what a later divergence or interrupt falls back on
-                best_epoch, best_state = epoch, copy.deepcopy(net.state_dict())
+                best_epoch, best_state = epoch, _copy_state(net)
             elif early:
                 if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
-                    best_state = copy.deepcopy(net.state_dict())
+                    best_state = _copy_state(net)
                 else:
                     waited += 1
             else:
@@ -454,6 +498,12 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
         net.load_state_dict(best_state)
     net.eval()
     return FitResult(history, best_epoch, interrupted)
+
+
+def _copy_state(net) -> dict:
+    """A copy of ``net``'s state that owns its storage (each tensor alone, not the flat buffer
+    that a parameter views)."""
+    return {k: v.detach().clone() for k, v in net.state_dict().items()}
 
 
 WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
