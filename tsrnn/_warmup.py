@@ -51,9 +51,7 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         # inside the kernels (forward_projected), compiled with them below
         dtype = getattr(torch, name)
         d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
-        # the small inputs' path (these) and the chunked kernel of large ones
-        for grads in (numba_dense.weight_grads, numba_dense.weight_grads_chunked):
-            grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
+        numba_dense.weight_grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
         train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
         h, w = (torch.zeros(1, 1, dtype=dtype, requires_grad=True) for _ in range(2))
         b = torch.zeros(1, dtype=dtype, requires_grad=True)

@@ -47,17 +47,13 @@ PARALLEL_MIN_WORK = 10_000_000
 NUMBA_LINEAR_MIN_WORK = 5_000_000
 """Multiply-adds of a projection from which :func:`linear` runs on Numba rather than torch."""
 
-SKINNY_MAX_INPUTS = 8
-"""Input columns up to which :func:`weight_grads` below :data:`TORCH_GRADS_MAX_WORK` forms
-``dW_ih`` and the bias sums in one serial Numba pass over the rows instead of torch's
-products (MKL is slow for products with so few columns): 4% of a training step at the hourly
-benchmark's shape (T=48, B=32, H=32, I=2; 12 alternated rounds of 40 steps)."""
+GRADS_PARALLEL_MIN_WORK = 1_000_000
+"""Multiply-adds of :func:`weight_grads` from which it runs on the caller's Numba threads.
 
-TORCH_GRADS_MAX_WORK = 8_000_000
-"""Multiply-adds of :func:`weight_grads` below which torch's products are used instead (one
-thread either way there, and MKL's single-thread GEMM is quicker than the chunked kernel on
-small inputs: 0.19 ms against 0.31 ms at T=48, B=32, H=32, I=2, 5.3e6 multiply-adds; even at
-1.1e7)."""
+Lower than :data:`PARALLEL_MIN_WORK`: at the hourly benchmark's shape (T=48, B=32, H=32,
+I=2: 5.3e6 multiply-adds) the kernel takes 0.11 ms on 2 threads against 0.20 ms on one and
+0.35 ms for the torch products it replaced (MKL's ``mm`` for ``dW_hh``, a serial Numba pass
+for the rest), and the whole fit 0.88-0.94x (alternated fits in one process)."""
 
 MIN_CHUNK_ROWS = 256
 MAX_CHUNKS = 32
@@ -91,7 +87,7 @@ def rows_sum_add(d, k0, k1, out, i):
         vstore(out, i, j, acc)
 
 
-def _threads_for(work: int):
+def _threads_for(work: int, minimum: int = PARALLEL_MIN_WORK):
     """One thread for small products, else the caller's setting.
 
     Each parallel region wakes the worker threads and waits for them at its end: a few
@@ -100,7 +96,7 @@ def _threads_for(work: int):
     on 2 shared cores (GRU, T=48, B=32, H=32: 5e6 multiply-adds): a parallel weight-gradient
     call added 7 ms to a 16 ms step under load and saved 0.1 ms of 3.5 ms without.
     """
-    return num_threads(1) if work < PARALLEL_MIN_WORK else contextlib.nullcontext()
+    return num_threads(1) if work < minimum else contextlib.nullcontext()
 
 
 @njit_parallel
@@ -219,61 +215,6 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
     return out
 
 
-@njit
-def _skinny_grads(dx, x, dh, same, d_w_ih_t, d_b_ih, d_b_hh):
-    """``d_w_ih_t (I, GH) = x^T dx``, ``d_b_ih = Σ dx``, ``d_b_hh = Σ dh`` in one pass, rows in
-    order (serial: these are small inputs)."""
-    N, GH = dx.shape
-    I = x.shape[1]
-    d_w_ih_t[:] = 0
-    d_b_ih[:] = 0
-    d_b_hh[:] = 0
-    for n in range(N):
-        a = dx[n]
-        for j in range(GH):
-            d_b_ih[j] += a[j]
-        for i in range(I):
-            xv = x[n, i]
-            row = d_w_ih_t[i]
-            for j in range(GH):
-                row[j] += xv * a[j]
-        if not same:
-            c = dh[n]
-            for j in range(GH):
-                d_b_hh[j] += c[j]
-    if same:
-        d_b_hh[:] = d_b_ih
-
-
-def _weight_grads_small(d_gx, x, d_gh, h0, out):
-    """:func:`weight_grads` for small inputs: ``dW_hh`` as torch products (no ``h_prev``
-    copy); ``dW_ih`` and the biases in :func:`_skinny_grads` for few input columns, else as
-    products too, the bias sums with a row of ones (quicker than ``sum(0)`` over many rows)."""
-    T, B, GH = d_gx.shape
-    N, H = T * B, h0.shape[-1]
-    a = d_gx.detach().reshape(N, GH)
-    c = d_gh.detach().reshape(N, GH)
-    d_w_hh = torch.mm(c[B:].T, out.detach()[:-1].reshape(-1, H))
-    d_w_hh.addmm_(c[:B].T, h0.detach())
-    I = x.shape[-1]
-    if I <= SKINNY_MAX_INPUTS:
-        d_w_ih_t = torch.empty((I, GH), dtype=a.dtype)
-        d_b_ih, d_b_hh = torch.empty(GH, dtype=a.dtype), torch.empty(GH, dtype=a.dtype)
-        same = d_gh is d_gx
-        xa = as_array(x).reshape(N, I)
-        _skinny_grads(
-            as_array(a), xa, as_array(c), same, d_w_ih_t.numpy(), d_b_ih.numpy(), d_b_hh.numpy()
-        )
-        return d_w_ih_t.T.contiguous(), d_b_ih, d_w_hh, d_b_hh
-    ones = a.new_ones(1, N)
-    return (
-        a.T @ x.detach().reshape(N, -1),
-        (ones @ a).view(GH),
-        d_w_hh,
-        (ones @ c).view(GH),
-    )
-
-
 def weight_grads(d_gx, x, d_gh, h0, out):
     """Weight and bias gradients of a layer direction from the kernel's backward.
 
@@ -292,19 +233,10 @@ def weight_grads(d_gx, x, d_gh, h0, out):
     -------
     d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,)
 
-    Below :data:`TORCH_GRADS_MAX_WORK` multiply-adds they come from
-    :func:`_weight_grads_small` (one thread); above, from the chunked Numba kernel
-    (:func:`weight_grads_chunked`), whose results do not depend on the thread count.
+    One chunked Numba kernel (:func:`_weight_grads`) whatever the size, on one thread below
+    :data:`GRADS_PARALLEL_MIN_WORK` multiply-adds; its results do not depend on the thread
+    count (fixed chunks, partials added in order).
     """
-    T, B, GH = d_gx.shape
-    I, H = x.shape[-1], h0.shape[-1]
-    if T * B * GH * (I + H + 2) < TORCH_GRADS_MAX_WORK:
-        return _weight_grads_small(d_gx, x, d_gh, h0, out)
-    return weight_grads_chunked(d_gx, x, d_gh, h0, out)
-
-
-def weight_grads_chunked(d_gx, x, d_gh, h0, out):
-    """:func:`weight_grads` on the chunked Numba kernel, whatever the size."""
     T, B, GH = d_gx.shape
     I, H = x.shape[-1], h0.shape[-1]
     N = T * B
@@ -313,7 +245,7 @@ def weight_grads_chunked(d_gx, x, d_gh, h0, out):
     chunk = chunk_rows(N)
     part = np.empty((-(-N // chunk), I + H + 2, padded(GH, dx.dtype)), dtype=dx.dtype)
     grads = [torch.empty(shape, dtype=d_gx.dtype) for shape in ((GH, I), (GH,), (GH, H), (GH,))]
-    with _threads_for(N * GH * (I + H + 2)):
+    with _threads_for(N * GH * (I + H + 2), GRADS_PARALLEL_MIN_WORK):
         _weight_grads(
             dx,
             as_array(x).reshape(N, I),

@@ -38,13 +38,12 @@ def test_linear_accepts_non_contiguous_input(linear_path):
     torch.testing.assert_close(numba_dense.linear(x, w, None), x @ w.T, **TOL[torch.float64])
 
 
-@pytest.fixture(params=["chunked", "small"])
+@pytest.fixture(params=["serial", "parallel"])
 def grads_path(request, monkeypatch):
-    """Run :func:`numba_dense.weight_grads` on the chunked kernel, or on its path for small
-    inputs (torch's product for ``dW_hh``; ``dW_ih`` and the biases by ``_skinny_grads`` for
-    up to 8 input columns, by torch's products above: SHAPES has both)."""
-    work = 0 if request.param == "chunked" else 10**18
-    monkeypatch.setattr(numba_dense, "TORCH_GRADS_MAX_WORK", work)
+    """Run :func:`numba_dense.weight_grads` on one thread, or on the caller's threads from
+    the smallest input."""
+    work = 10**18 if request.param == "serial" else 0
+    monkeypatch.setattr(numba_dense, "GRADS_PARALLEL_MIN_WORK", work)
     return request.param
 
 
@@ -112,7 +111,7 @@ def test_results_do_not_depend_on_thread_count(same, monkeypatch):
 
     monkeypatch.setattr(numba_dense, "NUMBA_LINEAR_MIN_WORK", 0)
     monkeypatch.setattr(numba_dense, "PARALLEL_MIN_WORK", 0)
-    monkeypatch.setattr(numba_dense, "TORCH_GRADS_MAX_WORK", 0)
+    monkeypatch.setattr(numba_dense, "GRADS_PARALLEL_MIN_WORK", 0)
     gen = torch.Generator().manual_seed(5)
     args = _grads_inputs(150, 21, 3, 24, 3, same, torch.float32, gen)
     w = torch.randn(72, 3, generator=gen)
