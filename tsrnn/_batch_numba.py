@@ -45,25 +45,25 @@ def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs,
                 acc += y[s + L + t, c]
             level[c] = acc / W
         for t in range(W):
-            row = inputs[t, b]
-            tgt = targets[t, b]
+            # inputs[t, b, ...] indexed directly: a view of the row per position made Numba
+            # count references to the array (atomic operations), 2.5x the time of the batch
             p = s + L + t  # the window's position t
             for c in range(C):
-                row[c] = y[p, c] - level[c]
+                inputs[t, b, c] = y[p, c] - level[c]
             col = C
             for k in range(H):
                 for c in range(C):
                     base = y[s + 1 + t + k, c] if seas[b, c] else y[p, c]
                     if seasonal:
-                        row[col + k * C + c] = base - level[c]
-                    tgt[k * C + c] = y[p + 1 + k, c] - base
+                        inputs[t, b, col + k * C + c] = base - level[c]
+                    targets[t, b, k * C + c] = y[p + 1 + k, c] - base
             if seasonal:
                 col += H * C
             for k in range(H):
                 for j in range(K):
-                    row[col + k * K + j] = x[p + 1 + k, j]
+                    inputs[t, b, col + k * K + j] = x[p + 1 + k, j]
             for f in range(nf):
-                row[f] += noise_sd[f] * noise[t, b, f]
+                inputs[t, b, f] += noise_sd[f] * noise[t, b, f]
 
 
 def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None):
