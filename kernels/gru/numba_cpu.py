@@ -60,22 +60,21 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
             rows_matmul_add(h, w_t, gh, nr)  # gh = b_hh + h @ W_hh^T
             for r in range(nr):
                 b = b0 + r
-                g, x, hr, o = gh[r], src[r], h[r], out[t, b]
                 for j in range(2 * H):  # r, z in place
-                    g[j] = sigmoid(x[j] + g[j])
-                for j in range(H):  # n, into out's row (in place would alias g's reads)
-                    o[j] = fast_tanh(x[2 * H + j] + g[j] * g[2 * H + j])
+                    gh[r, j] = sigmoid(src[r, j] + gh[r, j])
+                for j in range(H):  # n, into out's row (in place would alias gh's reads)
+                    out[t, b, j] = fast_tanh(src[r, 2 * H + j] + gh[r, j] * gh[r, 2 * H + j])
                 if save:
                     for j in range(2 * H):
-                        gates[t, b, j] = g[j]
+                        gates[t, b, j] = gh[r, j]
                     for j in range(H):
-                        gates[t, b, 2 * H + j] = o[j]
+                        gates[t, b, 2 * H + j] = out[t, b, j]
                     for j in range(H):
-                        ghn[t, b, j] = g[2 * H + j]
+                        ghn[t, b, j] = gh[r, 2 * H + j]
                 for j in range(H):
-                    o[j] += g[H + j] * (hr[j] - o[j])
+                    out[t, b, j] += gh[r, H + j] * (h[r, j] - out[t, b, j])
                 for j in range(H):
-                    hr[j] = o[j]
+                    h[r, j] = out[t, b, j]
         hn[b0:b0 + nr] = h[:nr]
 
 
@@ -89,28 +88,26 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, d_gx, d_gh, d_h0, R)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
         dh[:nr, :H] = grad_hn[b0:b0 + nr]
         for t in range(T - 1, -1, -1):
+            hp = out[t - 1] if t > 0 else h0  # h_prev of every row
             for r in range(nr):
                 b = b0 + r
-                d, g, dx, dg = dh[r], gates[t, b], d_gx[t, b], d_gh[t, b]
-                hp = out[t - 1, b] if t > 0 else h0[b]
-                gn = ghn[t, b]
-                go = grad_out[t, b]
                 for j in range(H):
-                    d[j] += go[j]
+                    dh[r, j] += grad_out[t, b, j]
                 for j in range(H):  # dn
-                    z, n = g[H + j], g[2 * H + j]
-                    dx[2 * H + j] = d[j] * one_minus(z) * one_minus(n * n)
+                    z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+                    d_gx[t, b, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
                 for j in range(H):  # dz
-                    z, n = g[H + j], g[2 * H + j]
-                    dx[H + j] = d[j] * (hp[j] - n) * z * one_minus(z)
+                    z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+                    d_gx[t, b, H + j] = dh[r, j] * (hp[b, j] - n) * z * one_minus(z)
                 for j in range(H):
-                    dg[2 * H + j] = dx[2 * H + j] * g[j]
+                    d_gh[t, b, 2 * H + j] = d_gx[t, b, 2 * H + j] * gates[t, b, j]
                 for j in range(H):  # dr = dn * gh_n * r * (1 - r)
-                    dx[j] = dg[2 * H + j] * gn[j] * one_minus(g[j])
+                    rj = gates[t, b, j]
+                    d_gx[t, b, j] = d_gh[t, b, 2 * H + j] * ghn[t, b, j] * one_minus(rj)
                 for j in range(2 * H):
-                    dg[j] = dx[j]
+                    d_gh[t, b, j] = d_gx[t, b, j]
                 for j in range(H):  # the direct path h -> h' through z
-                    d[j] *= g[H + j]
+                    dh[r, j] *= gates[t, b, H + j]
             rows_matmul_add(d_gh[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
         d_h0[b0:b0 + nr] = dh[:nr, :H]
 

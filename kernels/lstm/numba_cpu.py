@@ -54,30 +54,28 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, sav
         for t in range(T):
             src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 4H) rows of gx
             for r in range(nr):
-                x = src[r]
                 for j in range(GH):
-                    pre[r, j] = x[j] + b_hh[j]
+                    pre[r, j] = src[r, j] + b_hh[j]
             rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
             for r in range(nr):
                 b = b0 + r
-                g, cr, o = pre[r], c[r], out[t, b]
                 for j in range(2 * H):  # i, f in place
-                    g[j] = sigmoid(g[j])
+                    pre[r, j] = sigmoid(pre[r, j])
                 for j in range(H):  # g
-                    g[2 * H + j] = fast_tanh(g[2 * H + j])
+                    pre[r, 2 * H + j] = fast_tanh(pre[r, 2 * H + j])
                 for j in range(H):  # o
-                    g[3 * H + j] = sigmoid(g[3 * H + j])
+                    pre[r, 3 * H + j] = sigmoid(pre[r, 3 * H + j])
                 for j in range(H):
-                    cr[j] = g[H + j] * cr[j] + g[j] * g[2 * H + j]
+                    c[r, j] = pre[r, H + j] * c[r, j] + pre[r, j] * pre[r, 2 * H + j]
                 for j in range(H):
-                    o[j] = g[3 * H + j] * fast_tanh(cr[j])
+                    out[t, b, j] = pre[r, 3 * H + j] * fast_tanh(c[r, j])
                 for j in range(H):
-                    h[r, j] = o[j]
+                    h[r, j] = out[t, b, j]
                 if save:
                     for j in range(GH):
-                        gates[t, b, j] = g[j]
+                        gates[t, b, j] = pre[r, j]
                     for j in range(H):
-                        cs[t, b, j] = cr[j]
+                        cs[t, b, j] = c[r, j]
         for r in range(nr):
             for j in range(H):
                 hn[b0 + r, j] = h[r, j]
@@ -98,33 +96,30 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, c0, gates, cs, d_pre, d_h0, d_c0
                 dh[r, j] = grad_hn[b0 + r, j]
                 dc[r, j] = grad_cn[b0 + r, j]
         for t in range(T - 1, -1, -1):
+            cp = cs[t - 1] if t > 0 else c0  # c_prev of every row
             for r in range(nr):
                 b = b0 + r
-                d, dcr, g, go = dh[r], dc[r], gates[t, b], grad_out[t, b]
-                cr = cs[t, b]
-                cp = cs[t - 1, b] if t > 0 else c0[b]
-                dp = d_pre[t, b]
                 for j in range(H):
-                    d[j] += go[j]
+                    dh[r, j] += grad_out[t, b, j]
                 for j in range(H):  # dc += dh * o * tanh'(c)
-                    tc = fast_tanh(cr[j])
-                    dcr[j] += d[j] * g[3 * H + j] * one_minus(tc * tc)
+                    tc = fast_tanh(cs[t, b, j])
+                    dc[r, j] += dh[r, j] * gates[t, b, 3 * H + j] * one_minus(tc * tc)
                 for j in range(H):  # d_o
-                    o = g[3 * H + j]
-                    dp[3 * H + j] = d[j] * fast_tanh(cr[j]) * o * one_minus(o)
+                    o = gates[t, b, 3 * H + j]
+                    d_pre[t, b, 3 * H + j] = dh[r, j] * fast_tanh(cs[t, b, j]) * o * one_minus(o)
                 for j in range(H):  # d_i
-                    i = g[j]
-                    dp[j] = dcr[j] * g[2 * H + j] * i * one_minus(i)
+                    i = gates[t, b, j]
+                    d_pre[t, b, j] = dc[r, j] * gates[t, b, 2 * H + j] * i * one_minus(i)
                 for j in range(H):  # d_f
-                    f = g[H + j]
-                    dp[H + j] = dcr[j] * cp[j] * f * one_minus(f)
+                    f = gates[t, b, H + j]
+                    d_pre[t, b, H + j] = dc[r, j] * cp[b, j] * f * one_minus(f)
                 for j in range(H):  # d_g
-                    gg = g[2 * H + j]
-                    dp[2 * H + j] = dcr[j] * g[j] * one_minus(gg * gg)
+                    gg = gates[t, b, 2 * H + j]
+                    d_pre[t, b, 2 * H + j] = dc[r, j] * gates[t, b, j] * one_minus(gg * gg)
                 for j in range(H):
-                    dcr[j] *= g[H + j]
+                    dc[r, j] *= gates[t, b, H + j]
                 for j in range(H):
-                    d[j] = 0
+                    dh[r, j] = 0
             rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
         for r in range(nr):
             for j in range(H):

@@ -53,15 +53,15 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, act, R):
                     pre[r, j] = src[r, j] + b_hh[j]
             rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
             for r in range(nr):
-                o = out[t, b0 + r]
+                b = b0 + r
                 if act == TANH:
                     for j in range(H):
-                        o[j] = fast_tanh(pre[r, j])
+                        out[t, b, j] = fast_tanh(pre[r, j])
                 else:
                     for j in range(H):
-                        o[j] = relu(pre[r, j])
+                        out[t, b, j] = relu(pre[r, j])
                 for j in range(H):
-                    h[r, j] = o[j]
+                    h[r, j] = out[t, b, j]
         for r in range(nr):
             for j in range(H):
                 hn[b0 + r, j] = h[r, j]
@@ -79,13 +79,16 @@ def _backward(grad_out, grad_hn, w_hh, out, d_pre, d_h0, act, R):
                 dh[r, j] = grad_hn[b0 + r, j]
         for t in range(T - 1, -1, -1):
             for r in range(nr):
-                d, o, go = d_pre[t, b0 + r], out[t, b0 + r], grad_out[t, b0 + r]
+                b = b0 + r
                 if act == TANH:
                     for j in range(H):
-                        d[j] = (dh[r, j] + go[j]) * one_minus(o[j] * o[j])
+                        o = out[t, b, j]
+                        d_pre[t, b, j] = (dh[r, j] + grad_out[t, b, j]) * one_minus(o * o)
                 else:
                     for j in range(H):
-                        d[j] = dh[r, j] + go[j] if o[j] > 0 else o[j] - o[j]  # 0 (NaN stays)
+                        o = out[t, b, j]
+                        # 0 where the unit is off (o - o: NaN stays NaN)
+                        d_pre[t, b, j] = dh[r, j] + grad_out[t, b, j] if o > 0 else o - o
                 for j in range(H):
                     dh[r, j] = 0
             rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
