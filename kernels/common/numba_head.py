@@ -44,13 +44,12 @@ parallel region costs more than it saves (see :func:`numba_dense._threads_for`).
 def _forward_chunk(h, w, b, y, resid, n0, n1):
     O, H = w.shape
     total = 0.0
+    # Arrays indexed directly: a view per row (h[n]) would count references atomically.
     for n in range(n0, n1):
-        hn = h[n]
         for o in range(O):
-            wo = w[o]
             acc = b[o]
             for k in range(H):
-                acc += hn[k] * wo[k]
+                acc += h[n, k] * w[o, k]
             r = acc - y[n, o]
             resid[n, o] = r
             total += r * r
@@ -64,16 +63,14 @@ def _backward_chunk(h, w, resid, g, d_h, d_w, d_b, n0, n1):
     d_w[:] = 0
     d_b[:] = 0
     for n in range(n0, n1):
-        hn, dn = h[n], d_h[n]
         for k in range(H):
-            dn[k] = 0
+            d_h[n, k] = 0
         for o in range(O):
             e = g * resid[n, o]
             d_b[o] += e
-            wo, dwo = w[o], d_w[o]
             for k in range(H):
-                dn[k] += e * wo[k]
-                dwo[k] += e * hn[k]
+                d_h[n, k] += e * w[o, k]
+                d_w[o, k] += e * h[n, k]
 
 
 @njit(inline="always")
