@@ -207,7 +207,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
     with _threads_for(x2.shape[0] * K * M):
         _linear(
             x2,
-            padded_columns(as_array(weight.T)),
+            padded_columns(weight.T),
             b,
             out.numpy().reshape(-1, M),
             LINEAR_BLOCK_ROWS,

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import torch
 
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_simd import (
@@ -49,8 +50,13 @@ def padded(n: int, dtype) -> int:
     return -(-n // tile) * tile
 
 
-def padded_columns(w: np.ndarray) -> np.ndarray:
-    """``w`` (K, N) with zero columns appended up to :func:`padded` ``(N)``, C-contiguous."""
+def padded_columns(w) -> np.ndarray:
+    """``w`` (K, N) with zero columns appended up to :func:`padded` ``(N)``, C-contiguous.
+
+    ``w``: an array or a CPU tensor, of any strides (a transposed weight is copied once, here,
+    not first made contiguous by torch)."""
+    if isinstance(w, torch.Tensor):
+        w = w.detach().numpy()
     K, N = w.shape
     out = np.zeros((K, padded(N, w.dtype)), dtype=w.dtype)
     out[:, :N] = w
@@ -162,7 +168,7 @@ def projection_args(x, w_ih, b_ih, GH, dtype):
     return (
         np.zeros((1, 1, GH), dtype=dtype),
         x.detach().contiguous().numpy(),
-        padded_columns(w_ih.detach().T.contiguous().numpy()),
+        padded_columns(w_ih.T),
         bias,
     )
 

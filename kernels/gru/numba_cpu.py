@@ -138,7 +138,7 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, save):
     gates = workspace.empty(shape_g, dtype)
     ghn = workspace.empty(shape_n, dtype)
     _forward(
-        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(w_hh.T), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save, block_rows(B),
     )
     return out, hn, None, ((gates, ghn) if save else ())
@@ -152,7 +152,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     d_gh = workspace.empty((T, B, GH), gates.dtype)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(h0),
+        as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
         as_array(out), as_array(gates), as_array(ghn), d_gx.numpy(), d_gh.numpy(),
         d_h0.numpy(), block_rows(B),
     )

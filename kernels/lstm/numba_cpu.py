@@ -156,7 +156,7 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, c0, save):
     gates = workspace.empty(shape_g, dtype)
     cs = workspace.empty(shape_c, dtype)
     _forward(
-        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(w_hh.T), as_array(b_hh), as_array(h0),
         as_array(c0), out.numpy(), hn.numpy(), cn.numpy(), gates.numpy(), cs.numpy(), save,
         block_rows(B),
     )
@@ -175,7 +175,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(as_array(w_hh)),
+        as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(w_hh),
         as_array(c0), as_array(gates), as_array(cs), d_pre.numpy(), d_h0.numpy(), d_c0.numpy(),
         block_rows(B),
     )

@@ -119,7 +119,7 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, nonlinearity):
     out = workspace.empty((T, B, H), h0.dtype)
     hn = torch.empty((B, H), dtype=h0.dtype)
     _forward(
-        *inputs, padded_columns(as_array(w_hh.T)), as_array(b_hh), as_array(h0),
+        *inputs, padded_columns(w_hh.T), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
     )
     return out, hn, None, ()
@@ -132,7 +132,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
     d_pre = workspace.empty((T, B, H), out.dtype)
     d_h0 = torch.empty(h0.shape, dtype=out.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), padded_columns(as_array(w_hh)), as_array(out),
+        as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(out),
         d_pre.numpy(), d_h0.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
     )
     return d_pre, d_pre, d_h0, None
