@@ -244,6 +244,30 @@ def test_bad_inputs_raise_clear_errors():
         gru(torch.randn(5, 2, 3, dtype=torch.float64))
 
 
+@pytest.mark.parametrize("kind", list(PAIRS))
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_empty_batch_gives_zero_gradients_as_torch_nn(kind, batch_first):
+    ours, ref = _pair(kind, 2, 4, 2, False, batch_first, True, torch.float64)
+    x = torch.randn((0, 3, 2) if batch_first else (3, 0, 2), dtype=torch.float64)
+    for m in (ours, ref):
+        out, h = m(x)
+        h = h[0] if isinstance(h, tuple) else h
+        assert out.shape == (x.shape[0], x.shape[1], 4) and h.shape == (2, 0, 4)
+        (out.sum() + h.sum()).backward()
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters(), strict=True):
+        assert torch.equal(p.grad, torch.zeros_like(p)), name  # not read from empty memory
+        assert torch.equal(q.grad, p.grad), name
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_input_without_time_steps_raises(kind):
+    ours, _ = _pair(kind, 2, 4, 1, False, True, True, torch.float64)
+    with pytest.raises(ValueError, match="no time steps"):
+        ours(torch.zeros(3, 0, 2, dtype=torch.float64))  # batch_first: (B, T, I)
+    with pytest.raises(ValueError, match="no time steps"):
+        ours(torch.zeros(0, 2, dtype=torch.float64))  # unbatched (T, I)
+
+
 def test_kernels_import_without_pandas_or_sklearn():
     code = (
         "import sys, tsrnn.kernels, tsrnn.nn;"

@@ -405,7 +405,7 @@ def flat_parameters(net):
     The optimizers offered are elementwise, so their steps are the same as on the separate
     parameters; the clipping norm is the same norm, summed in another order. What it saves is
     per-tensor work: gradient clipping and the optimizer step are one op each instead of a
-    group of ops per parameter, which on a small network is a fifth of a training step.
+    group of ops per parameter (a small GRU's fit: 0.91x the time, alternated fits).
     Afterwards (also on an error or interrupt) each parameter and gradient owns its storage
     again, with its last values.
     """

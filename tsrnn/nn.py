@@ -290,6 +290,13 @@ class _KernelRNNMixin:
                 f"{type(self).__name__}: input.size(-1) must be equal to input_size. Expected "
                 f"{self.input_size}, got {x.shape[-1]}."
             )
+        steps = x.shape[1 if x.dim() == 3 and self.batch_first else 0]
+        if steps == 0:
+            # torch.nn raises a RuntimeError here; a sequence needs at least one step
+            raise ValueError(
+                f"{type(self).__name__}: the input has no time steps (shape "
+                f"{tuple(x.shape)}, batch_first={self.batch_first}). Pass at least one step."
+            )
         w = self.weight_ih_l0
         if x.dtype != w.dtype or x.device != w.device:
             raise TypeError(

@@ -88,13 +88,16 @@ def rows_sum_add(d, k0, k1, out, i):
 
 
 def _threads_for(work: int, minimum: int = PARALLEL_MIN_WORK):
-    """One thread for small products, else the caller's setting.
+    """One thread for products under ``minimum`` multiply-adds, else the caller's setting.
 
     Each parallel region wakes the worker threads and waits for them at its end: a few
     microseconds on idle cores, but up to a scheduler time slice (milliseconds) when other
-    processes keep the cores busy, more than a small product costs on one thread. Measured
-    on 2 shared cores (GRU, T=48, B=32, H=32: 5e6 multiply-adds): a parallel weight-gradient
-    call added 7 ms to a 16 ms step under load and saved 0.1 ms of 3.5 ms without.
+    processes keep the cores busy. Measured on 2 shared cores at the hourly benchmark's shape
+    (GRU, T=48, B=32, H=32: 5e6 multiply-adds of weight gradients), alternated fits with the
+    weight gradients on 2 threads against one: 0.88-0.94x the fit time on idle cores, 1.15x
+    with another process busy on one core (an earlier round measured 7 ms more on a 16 ms
+    step under load). :data:`GRADS_PARALLEL_MIN_WORK` takes the idle-core side; the
+    recurrent kernels' own regions pay the same cost under load.
     """
     return num_threads(1) if work < minimum else contextlib.nullcontext()
 
@@ -240,6 +243,8 @@ def weight_grads(d_gx, x, d_gh, h0, out):
     T, B, GH = d_gx.shape
     I, H = x.shape[-1], h0.shape[-1]
     N = T * B
+    if N == 0:  # no rows (an empty batch): the sums are empty, not the kernel's
+        return tuple(torch.zeros(s, dtype=d_gx.dtype) for s in ((GH, I), (GH,), (GH, H), (GH,)))
     same = d_gh is d_gx
     dx = as_array(d_gx).reshape(N, GH)
     chunk = chunk_rows(N)
