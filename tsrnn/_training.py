@@ -412,15 +412,15 @@ def flat_parameters(net):
     params = [p for p in net.parameters() if p.requires_grad]
     flat = torch.cat([p.detach().reshape(-1) for p in params])
     grad = torch.zeros_like(flat)
-    offset = 0
-    for p in params:
-        n = p.numel()
-        p.data = flat[offset : offset + n].view_as(p)
-        p.grad = grad[offset : offset + n].view_as(p)
-        offset += n
     holder = torch.nn.Parameter(flat)  # the same storage
     holder.grad = grad
-    try:
+    try:  # from the first view on: a failure part way still gives every parameter back
+        offset = 0
+        for p in params:
+            n = p.numel()
+            p.data = flat[offset : offset + n].view_as(p)
+            p.grad = grad[offset : offset + n].view_as(p)
+            offset += n
         yield holder
     finally:
         for p in params:
