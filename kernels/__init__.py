@@ -29,8 +29,15 @@ The Numba kernels also take the layer input itself::
     forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, **options) -> out, h_n, c_n, saved
 
 the same as ``forward(x @ w_ih.T + b_ih, ...)`` with the projection formed block by block in
-the time loop, so that ``gx`` is never written out (their backward does not need it):
-``tsrnn.nn`` layers on the Numba backend use it.
+the time loop, so that ``gx`` is never written out (their backward does not need it), and::
+
+    backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
+                               *, keep_d_gx=False, **options)
+        -> d_gx, d_h0, d_c0, d_w_ih, d_b_ih, d_w_hh, d_b_hh
+
+the backward with the weight and bias gradients summed in its time loop
+(``common/numba_grads.py``); ``d_gx`` only where ``keep_d_gx`` (else ``None``), ``d_gh``
+never written out. ``tsrnn.nn`` layers on the Numba backend use both.
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with an 8-row tile where Numba compiles for

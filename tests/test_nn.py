@@ -106,16 +106,18 @@ def test_matches_torch_nn(kind, config, dtype, with_hx):
 @pytest.mark.parametrize("kind", list(PAIRS))
 @pytest.mark.parametrize("projection", ["numba", "torch"])
 def test_training_shape_matches_torch_nn(kind, dtype, projection, monkeypatch):
-    """As in training: the input needs no gradient, the parameters do, and T*B rows span many
-    chunks of the Numba weight-gradient sums; the whole layer runs as one Numba Function, its
+    """As in training: the input needs no gradient, the parameters do, and the batch spans more
+    blocks than the backward keeps partial weight-gradient sums (``numba_grads.MAX_CHUNKS``:
+    chunks of two blocks, the last one short); the whole layer runs as one Numba Function, its
     input projection on Numba or (small products) on torch."""
-    from tsrnn.kernels.common import numba_dense
+    from tsrnn.kernels.common import numba_dense, numba_grads
 
     monkeypatch.setattr(numba_dense, "NUMBA_LINEAR_MIN_WORK", 0 if projection == "numba" else 1e18)
     torch.manual_seed(8)
     ours, ref = _pair(kind, 3, 19, 2, False, False, True, dtype)
-    x = torch.randn(40, 37, 3, dtype=dtype)
-    g_out = torch.randn(40, 37, 19, dtype=dtype)
+    B = numba_grads.BLOCK_ROWS * numba_grads.MAX_CHUNKS + 13
+    x = torch.randn(40, B, 3, dtype=dtype)
+    g_out = torch.randn(40, B, 19, dtype=dtype)
     outs, grads = [], []
     for module in (ours, ref):
         module.zero_grad()
@@ -128,6 +130,25 @@ def test_training_shape_matches_torch_nn(kind, dtype, projection, monkeypatch):
     torch.testing.assert_close(outs[0], outs[1], **tol)
     for (name, _), a, b in zip(ours.named_parameters(), *grads):
         torch.testing.assert_close(a, b, **tol, msg=lambda m, n=name: f"{n}: {m}")
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_frozen_weights_still_give_input_gradients(kind):
+    """With every parameter frozen the backward skips the weight gradients; the input's and
+    the initial state's gradients still match torch.nn."""
+    torch.manual_seed(3)
+    ours, ref = _pair(kind, 2, 6, 2, False, False, True, torch.float64)
+    for module in (ours, ref):
+        module.requires_grad_(False)
+    x = torch.randn(5, 11, 2, dtype=torch.float64)
+    g_out = torch.randn(5, 11, 6, dtype=torch.float64)
+    grads = []
+    for module in (ours, ref):
+        xi = x.clone().requires_grad_(True)
+        out, _ = module(xi)
+        (out * g_out).sum().backward()
+        grads.append(xi.grad)
+    torch.testing.assert_close(grads[0], grads[1], **TOL[torch.float64])
 
 
 @pytest.mark.parametrize("kind", list(PAIRS))

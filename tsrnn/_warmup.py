@@ -42,16 +42,14 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     from tsrnn._batch_numba import train_batch
     from tsrnn._data import WindowPlan
     from tsrnn._training import Problem
-    from tsrnn.kernels.common import numba_dense, numba_head
+    from tsrnn.kernels.common import numba_head
 
     problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
     for name in dtypes:
-        # the layers' weight gradients (shared by every cell); the input projection is formed
-        # inside the kernels (forward_projected), compiled with them below
+        # the input projection and the weight gradients are formed inside the kernels
+        # (forward_projected, backward_with_weight_grads), compiled with them below
         dtype = getattr(torch, name)
-        d_g, x = torch.zeros(2, 1, 3, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
-        numba_dense.weight_grads(d_g, x, d_g, torch.zeros(1, 1, dtype=dtype), x)
         train_batch(problem, np.array([0]), dtype, torch.ones(1, dtype=dtype))
         h, w = (torch.zeros(1, 1, dtype=dtype, requires_grad=True) for _ in range(2))
         b = torch.zeros(1, dtype=dtype, requires_grad=True)

@@ -11,9 +11,10 @@ kernel call for the time loop, and in backward one kernel call running time in r
 by one matmul for each weight gradient. On the Numba backend one autograd Function covers the
 whole layer direction (:class:`_NumbaLayer`): the kernel forms the input projection itself,
 step by step in its time loop (``forward_projected``: the (T, B, G*H) projection is never
-written out), and the weight and bias gradients run on Numba's threads too
-(:mod:`tsrnn.kernels.common.numba_dense`), where torch would run these skinny products on one
-thread, slower than the recurrence itself.
+written out), and its backward sums the weight and bias gradients in its own time loop
+(``backward_with_weight_grads``, :mod:`tsrnn.kernels.common.numba_grads`), while each step's
+rows are in cache: the (T, B, G*H) gradients of the gates are never written out either,
+except where the layer's input needs a gradient.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
@@ -166,16 +167,30 @@ class _NumbaLayer(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
-        from tsrnn.kernels.common import numba_dense
-
         x, w_ih, gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
-        d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
-            ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
-        )
         need = ctx.needs_input_grad
-        d_w_ih = d_b_ih = d_w_hh = d_b_hh = None
-        if any(need[1:5]):
-            d_w_ih, d_b_ih, d_w_hh, d_b_hh = numba_dense.weight_grads(d_gx, x, d_gh, h0, out)
+        if not any(need[1:5]):  # frozen weights: the plain backward through time
+            d_gx, _, d_h0, d_c0 = _kernel_backward(
+                ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
+            )
+            d_x = (d_gx.reshape(-1, d_gx.shape[-1]) @ w_ih).view(x.shape) if need[0] else None
+            return (d_x, None, None, None, None, d_h0, d_c0, None, None)
+        # The weight gradients are summed in the kernel's time loop (numba_grads): d_gx
+        # (T, B, G*H) is written out only where d_x needs it, d_gh never.
+        d_gx, d_h0, d_c0, d_w_ih, d_b_ih, d_w_hh, d_b_hh = ctx.kernel.backward_with_weight_grads(
+            grad_out.contiguous(),
+            grad_hn.contiguous(),
+            None if grad_cn is None else grad_cn.contiguous(),
+            x,
+            w_hh,
+            b_hh,
+            h0,
+            c0,
+            out,
+            tuple(saved),
+            keep_d_gx=need[0],
+            **ctx.options,
+        )
         # d_x only where x needs it (a lower layer's output, an input with requires_grad); one
         # (N, G*H) @ (G*H, I) product, which torch handles well.
         d_x = (d_gx.reshape(-1, d_gx.shape[-1]) @ w_ih).view(x.shape) if need[0] else None

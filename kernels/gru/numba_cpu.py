@@ -24,10 +24,11 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common import workspace
+from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
+from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -79,37 +80,73 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, d_gx, d_gh, d_h0, R):
+def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, R, per_chunk,
+              part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     T, B, GH = gates.shape
     H = GH // 3
-    for blk in prange((B + R - 1) // R):
-        b0 = blk * R
-        nr = min(R, B - b0)
+    fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
+    keep_gx, keep_gh = d_gx.shape[0] > 0, d_gh.shape[0] > 0
+    S = numba_grads.STEPS if fused else 1
+    I, GHp = x.shape[2], part.shape[2]
+    blocks = (B + R - 1) // R
+    for c in prange((blocks + per_chunk - 1) // per_chunk):
+        if fused:
+            part[c] = 0
+        # The gradients of a block's last S steps (zero beyond column GH, the micro-kernel's
+        # padding), with their inputs and h_prev: the weight gradients take S steps at a time.
+        dgx = np.zeros((S * R, GHp), dtype=gates.dtype)
+        dgh = np.zeros((S * R, GHp), dtype=gates.dtype)
+        xs = np.empty((S * R, I), dtype=gates.dtype)
+        hs = np.empty((S * R, H), dtype=gates.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
-        dh[:nr, :H] = grad_hn[b0:b0 + nr]
-        for t in range(T - 1, -1, -1):
-            hp = out[t - 1] if t > 0 else h0  # h_prev of every row
+        for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
+            b0 = blk * R
+            nr = min(R, B - b0)
             for r in range(nr):
-                b = b0 + r
                 for j in range(H):
-                    dh[r, j] += grad_out[t, b, j]
-                for j in range(H):  # dn
-                    z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
-                    d_gx[t, b, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
-                for j in range(H):  # dz
-                    z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
-                    d_gx[t, b, H + j] = dh[r, j] * (hp[b, j] - n) * z * one_minus(z)
+                    dh[r, j] = grad_hn[b0 + r, j]
+            s = 0  # this step's slot
+            for t in range(T - 1, -1, -1):
+                hp = out[t - 1] if t > 0 else h0  # h_prev of every row
+                o = s * nr  # the slot's first row
+                for r in range(nr):
+                    b = b0 + r
+                    q = o + r
+                    for j in range(H):
+                        dh[r, j] += grad_out[t, b, j]
+                    for j in range(H):  # dn
+                        z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+                        dgx[q, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
+                    for j in range(H):  # dz
+                        z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+                        dgx[q, H + j] = dh[r, j] * (hp[b, j] - n) * z * one_minus(z)
+                    for j in range(H):
+                        dgh[q, 2 * H + j] = dgx[q, 2 * H + j] * gates[t, b, j]
+                    for j in range(H):  # dr = dn * gh_n * r * (1 - r)
+                        rj = gates[t, b, j]
+                        dgx[q, j] = dgh[q, 2 * H + j] * ghn[t, b, j] * one_minus(rj)
+                    for j in range(2 * H):
+                        dgh[q, j] = dgx[q, j]
+                    for j in range(H):  # the direct path h -> h' through z
+                        dh[r, j] *= gates[t, b, H + j]
+                    if keep_gx:
+                        for j in range(GH):
+                            d_gx[t, b, j] = dgx[q, j]
+                    if keep_gh:
+                        for j in range(GH):
+                            d_gh[t, b, j] = dgh[q, j]
+                rows_matmul_add(dgh[o : o + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
+                if fused:
+                    stage(xs, hs, x[t], hp, b0, o, nr)
+                    s += 1
+                    if s == S or t == 0:
+                        accumulate(part[c], xs, hs, dgx, dgh, s * nr, False)
+                        s = 0
+            for r in range(nr):
                 for j in range(H):
-                    d_gh[t, b, 2 * H + j] = d_gx[t, b, 2 * H + j] * gates[t, b, j]
-                for j in range(H):  # dr = dn * gh_n * r * (1 - r)
-                    rj = gates[t, b, j]
-                    d_gx[t, b, j] = d_gh[t, b, 2 * H + j] * ghn[t, b, j] * one_minus(rj)
-                for j in range(2 * H):
-                    d_gh[t, b, j] = d_gx[t, b, j]
-                for j in range(H):  # the direct path h -> h' through z
-                    dh[r, j] *= gates[t, b, H + j]
-            rows_matmul_add(d_gh[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
-        d_h0[b0:b0 + nr] = dh[:nr, :H]
+                    d_h0[b0 + r, j] = dh[r, j]
+    if fused:
+        reduce_parts(part, x.shape[2], False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
@@ -146,14 +183,41 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, save):
 
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """Gradients ``(d_gx, d_gh, d_h0, None)``; see :mod:`tsrnn.kernels` for the convention."""
+    T, B, GH = saved[0].shape
+    d_gx = workspace.empty((T, B, GH), saved[0].dtype)
+    d_gh = workspace.empty((T, B, GH), saved[0].dtype)
+    d_h0 = _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, None, d_gx, d_gh)[0]
+    return d_gx, d_gh, d_h0, None
+
+
+def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
+                               *, keep_d_gx=False):
+    """Backward through time with the layer's weight gradients formed in the same pass
+    (:mod:`~tsrnn.kernels.common.numba_grads`); x (T, B, I) is the layer's input.
+
+    Returns ``(d_gx, d_h0, None, d_w_ih, d_b_ih, d_w_hh, d_b_hh)``, ``d_gx`` (T, B, 3H) only
+    where ``keep_d_gx`` (else ``None``): the layer needs it for ``d_x`` alone.
+    """
+    T, B, GH = saved[0].shape
+    d_gx = workspace.empty((T, B, GH), saved[0].dtype) if keep_d_gx else None
+    d_h0, grads = _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, None)
+    return (d_gx, d_h0, None, *grads)
+
+
+def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh):
+    """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
     gates, ghn = saved
-    T, B, GH = gates.shape
-    d_gx = workspace.empty((T, B, GH), gates.dtype)
-    d_gh = workspace.empty((T, B, GH), gates.dtype)
+    _, B, GH = gates.shape
+    H = GH // 3
+    fused = x is not None
+    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(gates).dtype)
+    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, GH, xa.dtype, fused)
+    grads = numba_grads.weight_grad_buffers(GH, xa.shape[2], H, gates.dtype, fused)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
-        as_array(out), as_array(gates), as_array(ghn), d_gx.numpy(), d_gh.numpy(),
-        d_h0.numpy(), block_rows(B),
+        as_array(out), as_array(gates), as_array(ghn), xa, numba_grads.or_none(d_gx, xa),
+        numba_grads.or_none(d_gh, xa), d_h0.numpy(), R, per_chunk, part,
+        *[g.numpy() for g in grads],
     )
-    return d_gx, d_gh, d_h0, None
+    return d_h0, (grads if fused else None)

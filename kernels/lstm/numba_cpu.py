@@ -19,10 +19,11 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common import workspace
+from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
+from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -83,48 +84,76 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, sav
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, grad_cn, w_hh, c0, gates, cs, d_pre, d_h0, d_c0, R):
+def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre, d_h0, d_c0,
+              R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     T, B, GH = gates.shape
     H = GH // 4
-    for blk in prange((B + R - 1) // R):
-        b0 = blk * R
-        nr = min(R, B - b0)
+    fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
+    keep = d_pre.shape[0] > 0
+    S = numba_grads.STEPS if fused else 1
+    I, GHp = x.shape[2], part.shape[2]
+    blocks = (B + R - 1) // R
+    for ch in prange((blocks + per_chunk - 1) // per_chunk):
+        if fused:
+            part[ch] = 0
+        # The gradients of a block's last S steps (zero beyond column GH, the micro-kernel's
+        # padding), with their inputs and h_prev: the weight gradients take S steps at a time.
+        dg = np.zeros((S * R, GHp), dtype=gates.dtype)
+        xs = np.empty((S * R, I), dtype=gates.dtype)
+        hs = np.empty((S * R, H), dtype=gates.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
         dc = np.zeros((R, H), dtype=gates.dtype)
-        for r in range(nr):
-            for j in range(H):
-                dh[r, j] = grad_hn[b0 + r, j]
-                dc[r, j] = grad_cn[b0 + r, j]
-        for t in range(T - 1, -1, -1):
-            cp = cs[t - 1] if t > 0 else c0  # c_prev of every row
+        for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
+            b0 = blk * R
+            nr = min(R, B - b0)
             for r in range(nr):
-                b = b0 + r
                 for j in range(H):
-                    dh[r, j] += grad_out[t, b, j]
-                for j in range(H):  # dc += dh * o * tanh'(c)
-                    tc = fast_tanh(cs[t, b, j])
-                    dc[r, j] += dh[r, j] * gates[t, b, 3 * H + j] * one_minus(tc * tc)
-                for j in range(H):  # d_o
-                    o = gates[t, b, 3 * H + j]
-                    d_pre[t, b, 3 * H + j] = dh[r, j] * fast_tanh(cs[t, b, j]) * o * one_minus(o)
-                for j in range(H):  # d_i
-                    i = gates[t, b, j]
-                    d_pre[t, b, j] = dc[r, j] * gates[t, b, 2 * H + j] * i * one_minus(i)
-                for j in range(H):  # d_f
-                    f = gates[t, b, H + j]
-                    d_pre[t, b, H + j] = dc[r, j] * cp[b, j] * f * one_minus(f)
-                for j in range(H):  # d_g
-                    gg = gates[t, b, 2 * H + j]
-                    d_pre[t, b, 2 * H + j] = dc[r, j] * gates[t, b, j] * one_minus(gg * gg)
+                    dh[r, j] = grad_hn[b0 + r, j]
+                    dc[r, j] = grad_cn[b0 + r, j]
+            s = 0  # this step's slot
+            for t in range(T - 1, -1, -1):
+                cp = cs[t - 1] if t > 0 else c0  # c_prev of every row
+                o = s * nr  # the slot's first row
+                for r in range(nr):
+                    b = b0 + r
+                    q = o + r
+                    for j in range(H):
+                        dh[r, j] += grad_out[t, b, j]
+                    for j in range(H):  # dc += dh * o * tanh'(c)
+                        tc = fast_tanh(cs[t, b, j])
+                        dc[r, j] += dh[r, j] * gates[t, b, 3 * H + j] * one_minus(tc * tc)
+                    for j in range(H):  # d_o
+                        og = gates[t, b, 3 * H + j]
+                        dg[q, 3 * H + j] = dh[r, j] * fast_tanh(cs[t, b, j]) * og * one_minus(og)
+                    for j in range(H):  # d_i
+                        i = gates[t, b, j]
+                        dg[q, j] = dc[r, j] * gates[t, b, 2 * H + j] * i * one_minus(i)
+                    for j in range(H):  # d_f
+                        f = gates[t, b, H + j]
+                        dg[q, H + j] = dc[r, j] * cp[b, j] * f * one_minus(f)
+                    for j in range(H):  # d_g
+                        gg = gates[t, b, 2 * H + j]
+                        dg[q, 2 * H + j] = dc[r, j] * gates[t, b, j] * one_minus(gg * gg)
+                    for j in range(H):
+                        dc[r, j] *= gates[t, b, H + j]
+                    for j in range(H):
+                        dh[r, j] = 0
+                    if keep:
+                        for j in range(GH):
+                            d_pre[t, b, j] = dg[q, j]
+                rows_matmul_add(dg[o : o + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
+                if fused:
+                    stage(xs, hs, x[t], out[t - 1] if t > 0 else h0, b0, o, nr)
+                    s += 1
+                    if s == S or t == 0:
+                        accumulate(part[ch], xs, hs, dg, dg, s * nr, True)
+                        s = 0
+            for r in range(nr):
                 for j in range(H):
-                    dc[r, j] *= gates[t, b, H + j]
-                for j in range(H):
-                    dh[r, j] = 0
-            rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
-        for r in range(nr):
-            for j in range(H):
-                d_h0[b0 + r, j] = dh[r, j]
-                d_c0[b0 + r, j] = dc[r, j]
+                    d_h0[b0 + r, j] = dh[r, j]
+                    d_c0[b0 + r, j] = dc[r, j]
+    if fused:
+        reduce_parts(part, I, True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
@@ -165,18 +194,47 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, c0, save):
 
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """Gradients ``(d_gx, d_gh, d_h0, d_c0)`` with ``d_gh is d_gx``."""
+    T, B, GH = saved[0].shape
+    d_pre = workspace.empty((T, B, GH), saved[0].dtype)
+    d_h0, d_c0, _ = _run_backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, saved, None,
+                                  d_pre)
+    return d_pre, d_pre, d_h0, d_c0
+
+
+def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
+                               *, keep_d_gx=False):
+    """Backward through time with the layer's weight gradients formed in the same pass
+    (:mod:`~tsrnn.kernels.common.numba_grads`); x (T, B, I) is the layer's input.
+
+    Returns ``(d_gx, d_h0, d_c0, d_w_ih, d_b_ih, d_w_hh, d_b_hh)``, ``d_gx`` (T, B, 4H) only
+    where ``keep_d_gx`` (else ``None``): the layer needs it for ``d_x`` alone.
+    """
+    T, B, GH = saved[0].shape
+    d_gx = workspace.empty((T, B, GH), saved[0].dtype) if keep_d_gx else None
+    d_h0, d_c0, grads = _run_backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, saved, x,
+                                      d_gx)
+    return (d_gx, d_h0, d_c0, *grads)
+
+
+def _run_backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, saved, x, d_pre):
+    """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, d_c0, grads)``."""
     gates, cs = saved
-    T, B, GH = gates.shape
+    _, B, GH = gates.shape
+    H = GH // 4
     if c0 is None:
         c0 = torch.zeros_like(h0)
     if grad_cn is None:
         grad_cn = torch.zeros_like(h0)
-    d_pre = workspace.empty((T, B, GH), gates.dtype)
+    fused = x is not None
+    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(gates).dtype)
+    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, GH, xa.dtype, fused)
+    grads = numba_grads.weight_grad_buffers(GH, xa.shape[2], H, gates.dtype, fused)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(w_hh),
-        as_array(c0), as_array(gates), as_array(cs), d_pre.numpy(), d_h0.numpy(), d_c0.numpy(),
-        block_rows(B),
+        as_array(h0), as_array(c0), as_array(out), as_array(gates), as_array(cs), xa,
+        numba_grads.or_none(d_pre, xa), d_h0.numpy(), d_c0.numpy(), R, per_chunk, part,
+        *[g.numpy() for g in grads],
     )
-    return d_pre, d_pre, d_h0, d_c0
+    return d_h0, d_c0, (grads if fused else None)

@@ -17,10 +17,11 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common import workspace
+from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
+from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -68,33 +69,61 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, act, R):
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, w_hh, out, d_pre, d_h0, act, R):
+def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chunk, part, d_w_ih,
+              d_b_ih, d_w_hh, d_b_hh):
     T, B, H = out.shape
-    for blk in prange((B + R - 1) // R):
-        b0 = blk * R
-        nr = min(R, B - b0)
+    fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
+    keep = d_pre.shape[0] > 0
+    S = numba_grads.STEPS if fused else 1
+    I, Hp = x.shape[2], part.shape[2]
+    blocks = (B + R - 1) // R
+    for ch in prange((blocks + per_chunk - 1) // per_chunk):
+        if fused:
+            part[ch] = 0
+        # The gradients of a block's last S steps (zero beyond column H, the micro-kernel's
+        # padding), with their inputs and h_prev: the weight gradients take S steps at a time.
+        dg = np.zeros((S * R, Hp), dtype=out.dtype)
+        xs = np.empty((S * R, I), dtype=out.dtype)
+        hs = np.empty((S * R, H), dtype=out.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=out.dtype)
-        for r in range(nr):
-            for j in range(H):
-                dh[r, j] = grad_hn[b0 + r, j]
-        for t in range(T - 1, -1, -1):
+        for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
+            b0 = blk * R
+            nr = min(R, B - b0)
             for r in range(nr):
-                b = b0 + r
-                if act == TANH:
-                    for j in range(H):
-                        o = out[t, b, j]
-                        d_pre[t, b, j] = (dh[r, j] + grad_out[t, b, j]) * one_minus(o * o)
-                else:
-                    for j in range(H):
-                        o = out[t, b, j]
-                        # 0 where the unit is off (o - o: NaN stays NaN)
-                        d_pre[t, b, j] = dh[r, j] + grad_out[t, b, j] if o > 0 else o - o
                 for j in range(H):
-                    dh[r, j] = 0
-            rows_matmul_add(d_pre[t, b0:b0 + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
-        for r in range(nr):
-            for j in range(H):
-                d_h0[b0 + r, j] = dh[r, j]
+                    dh[r, j] = grad_hn[b0 + r, j]
+            s = 0  # this step's slot
+            for t in range(T - 1, -1, -1):
+                o = s * nr  # the slot's first row
+                for r in range(nr):
+                    b = b0 + r
+                    q = o + r
+                    if act == TANH:
+                        for j in range(H):
+                            ot = out[t, b, j]
+                            dg[q, j] = (dh[r, j] + grad_out[t, b, j]) * one_minus(ot * ot)
+                    else:
+                        for j in range(H):
+                            ot = out[t, b, j]
+                            # 0 where the unit is off (ot - ot: NaN stays NaN)
+                            dg[q, j] = dh[r, j] + grad_out[t, b, j] if ot > 0 else ot - ot
+                    for j in range(H):
+                        dh[r, j] = 0
+                    if keep:
+                        for j in range(H):
+                            d_pre[t, b, j] = dg[q, j]
+                rows_matmul_add(dg[o : o + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
+                if fused:
+                    stage(xs, hs, x[t], out[t - 1] if t > 0 else h0, b0, o, nr)
+                    s += 1
+                    if s == S or t == 0:
+                        accumulate(part[ch], xs, hs, dg, dg, s * nr, True)
+                        s = 0
+            for r in range(nr):
+                for j in range(H):
+                    d_h0[b0 + r, j] = dh[r, j]
+    if fused:
+        reduce_parts(part, I, True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
@@ -128,11 +157,35 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, nonlinearity):
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
              nonlinearity="tanh"):
     """Gradients ``(d_gx, d_gh, d_h0, None)`` with ``d_gh is d_gx``."""
-    T, B, H = out.shape
-    d_pre = workspace.empty((T, B, H), out.dtype)
+    d_pre = workspace.empty(out.shape, out.dtype)
+    d_h0, _ = _run_backward(grad_out, grad_hn, w_hh, h0, out, None, d_pre, nonlinearity)
+    return d_pre, d_pre, d_h0, None
+
+
+def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
+                               *, keep_d_gx=False, nonlinearity="tanh"):
+    """Backward through time with the layer's weight gradients formed in the same pass
+    (:mod:`~tsrnn.kernels.common.numba_grads`); x (T, B, I) is the layer's input.
+
+    Returns ``(d_gx, d_h0, None, d_w_ih, d_b_ih, d_w_hh, d_b_hh)``, ``d_gx`` (T, B, H) only
+    where ``keep_d_gx`` (else ``None``): the layer needs it for ``d_x`` alone.
+    """
+    d_gx = workspace.empty(out.shape, out.dtype) if keep_d_gx else None
+    d_h0, grads = _run_backward(grad_out, grad_hn, w_hh, h0, out, x, d_gx, nonlinearity)
+    return (d_gx, d_h0, None, *grads)
+
+
+def _run_backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, nonlinearity):
+    """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
+    _, B, H = out.shape
+    fused = x is not None
+    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(out).dtype)
+    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, H, xa.dtype, fused)
+    grads = numba_grads.weight_grad_buffers(H, xa.shape[2], H, out.dtype, fused)
     d_h0 = torch.empty(h0.shape, dtype=out.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(out),
-        d_pre.numpy(), d_h0.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
+        as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
+        as_array(out), xa, numba_grads.or_none(d_pre, xa), d_h0.numpy(),
+        NONLINEARITIES[nonlinearity], R, per_chunk, part, *[g.numpy() for g in grads],
     )
-    return d_pre, d_pre, d_h0, None
+    return d_h0, (grads if fused else None)
