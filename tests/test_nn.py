@@ -134,21 +134,24 @@ def test_training_shape_matches_torch_nn(kind, dtype, projection, monkeypatch):
 
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_frozen_weights_still_give_input_gradients(kind):
-    """With every parameter frozen the backward skips the weight gradients; the input's and
-    the initial state's gradients still match torch.nn."""
+    """With every parameter frozen the backward skips the weight gradients; the gradients of
+    the input and of the initial state(s) still match torch.nn."""
     torch.manual_seed(3)
     ours, ref = _pair(kind, 2, 6, 2, False, False, True, torch.float64)
     for module in (ours, ref):
         module.requires_grad_(False)
     x = torch.randn(5, 11, 2, dtype=torch.float64)
+    n_states = 2 if kind == "lstm" else 1
+    hs = [torch.randn(2, 11, 6, dtype=torch.float64) for _ in range(n_states)]
     g_out = torch.randn(5, 11, 6, dtype=torch.float64)
-    grads = []
-    for module in (ours, ref):
-        xi = x.clone().requires_grad_(True)
-        out, _ = module(xi)
-        (out * g_out).sum().backward()
-        grads.append(xi.grad)
-    torch.testing.assert_close(grads[0], grads[1], **TOL[torch.float64])
+    g_h = [torch.randn(2, 11, 6, dtype=torch.float64) for _ in range(n_states)]
+    hx = tuple(hs) if kind == "lstm" else hs[0]
+    _, _, got = _run_and_grads(ours, x, hx, g_out, g_h)
+    _, _, want = _run_and_grads(ref, x, hx, g_out, g_h)
+    n_leaves = 1 + n_states
+    assert all(g is None for g in got[n_leaves:] + want[n_leaves:])  # frozen: no .grad
+    for name, a, b in zip(["input", "h0", "c0"], got[:n_leaves], want[:n_leaves]):
+        torch.testing.assert_close(a, b, **TOL[torch.float64], msg=lambda m, n=name: f"{n}: {m}")
 
 
 @pytest.mark.parametrize("kind", list(PAIRS))

@@ -33,13 +33,17 @@ __all__ = ["GRU", "LSTM", "RNN", "recurrence", "recurrent_layer"]
 _CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
 
 
+def _contiguous(grad_out, grad_hn, grad_cn):
+    """The incoming gradients as the kernels take them (C-contiguous; ``grad_cn`` may be None)."""
+    cn = None if grad_cn is None else grad_cn.contiguous()
+    return grad_out.contiguous(), grad_hn.contiguous(), cn
+
+
 def _kernel_backward(ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """The kernel's backward through time from a Function's saved state: ``(d_gx, d_gh, d_h0,
     d_c0)``."""
     return ctx.kernel.backward(
-        grad_out.contiguous(),
-        grad_hn.contiguous(),
-        None if grad_cn is None else grad_cn.contiguous(),
+        *_contiguous(grad_out, grad_hn, grad_cn),
         gx,
         w_hh,
         b_hh,
@@ -178,9 +182,7 @@ class _NumbaLayer(torch.autograd.Function):
         # The weight gradients are summed in the kernel's time loop (numba_grads): d_gx
         # (T, B, G*H) is written out only where d_x needs it, d_gh never.
         d_gx, d_h0, d_c0, d_w_ih, d_b_ih, d_w_hh, d_b_hh = ctx.kernel.backward_with_weight_grads(
-            grad_out.contiguous(),
-            grad_hn.contiguous(),
-            None if grad_cn is None else grad_cn.contiguous(),
+            *_contiguous(grad_out, grad_hn, grad_cn),
             x,
             w_hh,
             b_hh,

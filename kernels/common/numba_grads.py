@@ -12,16 +12,16 @@ Formed after the backward kernel, as products over all ``T * B`` rows, they need
 ``d_gh`` (T, B, GH) written out by the kernel and read back with ``x`` and ``h_prev``: at the
 electricity benchmark's shape (T=96, B=256, H=64) about 80 MB of memory traffic a batch.
 Here each block of the backward kernel stages its steps' rows in small buffers
-(:func:`stage`) and adds them to a partial sum every :data:`STEPS` steps, while they are still
-in cache (:func:`accumulate`); ``d_gx`` is written out only where the caller needs it (for
+(:func:`stage`) and adds them to a segment sum every :data:`STEPS` steps, while they are still
+in cache (:func:`accumulate`), and the segment to its chunk's partial every :data:`SEGMENT`
+additions (:func:`add_segment`); ``d_gx`` is written out only where the caller needs it (for
 ``d_x``), ``d_gh`` never. Measured at the electricity shape (alternated calls in one process,
 2 threads): backward and weight gradients 0.68-0.89x the time of the kernel's backward followed
 by a separate chunked weight-gradient kernel; whole fit 0.82x (hourly benchmark 0.88x).
 
-Results do not depend on the thread count: the blocks have :data:`BLOCK_ROWS` rows whatever
-the threads, the blocks are grouped into chunks by ``B`` alone (:func:`plan`), each chunk
-sums its blocks' steps in a fixed order into its own partial, and the partials are added in
-chunk order (:func:`reduce_parts`).
+Results do not depend on the thread count: the rows per block and the grouping of blocks into
+chunks follow from ``B`` alone (:func:`plan`), each chunk sums its blocks' steps in a fixed
+order into its own partial, and the partials are added in chunk order (:func:`reduce_parts`).
 """
 
 from __future__ import annotations
@@ -39,14 +39,25 @@ from tsrnn.kernels.common.numba_linalg import (
 from tsrnn.kernels.common.numba_simd import vadd, vector_lanes, vload, vstore
 
 BLOCK_ROWS = MAX_BLOCK_ROWS
-"""Batch rows per block of a backward that accumulates weight gradients: fixed, so that the
-sums' order (hence their rounding) depends on ``B`` only."""
+"""Most batch rows per block of a backward that accumulates weight gradients."""
+
+MIN_BLOCKS = 4
+"""Blocks a batch of at least this many rows is cut into, at the least: the rows per block are
+``B // MIN_BLOCKS`` up to :data:`BLOCK_ROWS`, a function of ``B`` alone (so the sums' order,
+hence their rounding, does not depend on the thread count), and a batch of 8 still runs on
+4 threads (in blocks of 2)."""
 
 STEPS = 8
 """Steps of a block whose rows are added to the partial at once: each addition loads and
 stores the whole partial, so it pays for ``STEPS * BLOCK_ROWS`` rows at a time. Measured at the
 electricity shape (alternated calls in one process, 2 threads): 1, 2, 4, 8 steps took 10.3,
 9.8, 9.5, 9.3 ms."""
+
+SEGMENT = 8
+"""Additions (of ``STEPS`` steps each) summed apart before they join the chunk's partial: a
+two-level sum, so that float32 rounding grows with ``SEGMENT`` plus the number of segments
+rather than with every step of a long sequence (T=3000, B=4: relative error 3e-6 summed in
+one chain; see ``tests/kernels/test_numba_grads.py``)."""
 
 MAX_CHUNKS = 32
 """Most partial sums (each ``(I + H + 2) * GHp`` elements) a backward keeps."""
@@ -95,6 +106,15 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
 
 
 @njit(inline="always")
+def add_segment(p, seg):
+    """``p += seg``, then ``seg = 0``; p and seg (I + H + 2, GHp)."""
+    for i in range(seg.shape[0]):
+        for j in range(seg.shape[1]):
+            p[i, j] += seg[i, j]
+            seg[i, j] = 0
+
+
+@njit(inline="always")
 def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     """Add the chunks' partials (C, I + H + 2, GHp) in chunk order into the gradients:
     d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,). Loops, not array expressions:
@@ -118,17 +138,19 @@ def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
 def plan(B: int, I: int, H: int, GH: int, dtype, fused: bool):
     """Block rows, blocks per chunk and the partials' scratch of a backward over ``B`` rows.
 
-    ``fused``: accumulate weight gradients (:data:`BLOCK_ROWS` rows a block, chunks of whole
-    blocks, a partial each); else no partials (shape (0, ...)), one block a chunk and
-    ``block_rows`` as the forward uses it. Returns ``(R, per_chunk, part)``.
+    ``fused``: accumulate weight gradients (``B // MIN_BLOCKS`` rows a block, at least 1 and
+    at most :data:`BLOCK_ROWS`; chunks of whole blocks, a partial each); else no partials
+    (shape (0, ...)), one block a chunk and ``block_rows`` as the forward uses it. Returns
+    ``(R, per_chunk, part)``.
     """
     GHp = padded(GH, dtype)
     if not fused:
         return block_rows(B), 1, np.empty((0, I + H + 2, GHp), dtype=dtype)
-    blocks = -(-B // BLOCK_ROWS)
+    R = max(1, min(BLOCK_ROWS, B // MIN_BLOCKS))
+    blocks = -(-B // R)
     per_chunk = max(1, -(-blocks // MAX_CHUNKS))
     chunks = -(-blocks // per_chunk)
-    return BLOCK_ROWS, per_chunk, np.empty((chunks, I + H + 2, GHp), dtype=dtype)
+    return R, per_chunk, np.empty((chunks, I + H + 2, GHp), dtype=dtype)
 
 
 def weight_grad_buffers(GH: int, I: int, H: int, dtype: torch.dtype, fused: bool):
@@ -136,6 +158,22 @@ def weight_grad_buffers(GH: int, I: int, H: int, dtype: torch.dtype, fused: bool
     zeros (the sums over no rows, where ``B`` is 0), or empty placeholders unless ``fused``."""
     shapes = ((GH, I), (GH,), (GH, H), (GH,)) if fused else ((0, 0), (0,), (0, 0), (0,))
     return [torch.zeros(s, dtype=dtype) for s in shapes]
+
+
+def backward_args(x, B: int, H: int, GH: int, like: torch.Tensor):
+    """What a backward kernel call takes for the weight gradients, given the layer input ``x``
+    (T, B, I), or ``None`` for a plain backward.
+
+    Returns ``(xa, tail, grads)``: ``x``'s NumPy view (or an empty placeholder), the kernel's
+    last arguments ``(R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh)``, and the four
+    gradient tensors (``None`` for a plain backward).
+    """
+    fused = x is not None
+    dtype = like.detach().numpy().dtype
+    xa = x.detach().contiguous().numpy() if fused else np.zeros((0, B, 0), dtype=dtype)
+    R, per_chunk, part = plan(B, xa.shape[2], H, GH, dtype, fused)
+    grads = weight_grad_buffers(GH, xa.shape[2], H, like.dtype, fused)
+    return xa, (R, per_chunk, part, *[g.numpy() for g in grads]), (grads if fused else None)
 
 
 def or_none(t, like: np.ndarray) -> np.ndarray:

@@ -16,6 +16,11 @@ short loops over contiguous rows, each writing one array that none of its reads 
 (LLVM vectorises a loop only when a few runtime alias checks prove that; a loop reading and
 writing one array at offsets H apart stays scalar). Saved for backward: the activated gates
 (T, B, 3H) and ``gh_n`` (T, B, H).
+
+The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
+alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
+:mod:`~tsrnn.kernels.common.numba_grads`); its plain ``backward`` (the package's calling
+convention) is the same loop writing the gate gradients out instead.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
+from tsrnn.kernels.common.numba_grads import accumulate, add_segment, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -98,6 +103,8 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
         dgh = np.zeros((S * R, GHp), dtype=gates.dtype)
         xs = np.empty((S * R, I), dtype=gates.dtype)
         hs = np.empty((S * R, H), dtype=gates.dtype)
+        # this block's sums of the last SEGMENT additions, added to the partial then
+        seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=gates.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
         for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
             b0 = blk * R
@@ -106,6 +113,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
                 for j in range(H):
                     dh[r, j] = grad_hn[b0 + r, j]
             s = 0  # this step's slot
+            f = 0  # additions to the segment's sum
             for t in range(T - 1, -1, -1):
                 hp = out[t - 1] if t > 0 else h0  # h_prev of every row
                 o = s * nr  # the slot's first row
@@ -140,8 +148,12 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
                     stage(xs, hs, x[t], hp, b0, o, nr)
                     s += 1
                     if s == S or t == 0:
-                        accumulate(part[c], xs, hs, dgx, dgh, s * nr, False)
+                        accumulate(seg, xs, hs, dgx, dgh, s * nr, False)
                         s = 0
+                        f += 1
+                        if f == numba_grads.SEGMENT or t == 0:
+                            add_segment(part[c], seg)
+                            f = 0
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
@@ -208,16 +220,11 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh):
     """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
     gates, ghn = saved
     _, B, GH = gates.shape
-    H = GH // 3
-    fused = x is not None
-    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(gates).dtype)
-    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, GH, xa.dtype, fused)
-    grads = numba_grads.weight_grad_buffers(GH, xa.shape[2], H, gates.dtype, fused)
+    xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
         as_array(out), as_array(gates), as_array(ghn), xa, numba_grads.or_none(d_gx, xa),
-        numba_grads.or_none(d_gh, xa), d_h0.numpy(), R, per_chunk, part,
-        *[g.numpy() for g in grads],
+        numba_grads.or_none(d_gh, xa), d_h0.numpy(), *tail,
     )
-    return d_h0, (grads if fused else None)
+    return d_h0, grads

@@ -11,6 +11,11 @@ The kernel owns the time loop; threads split the batch into blocks of R rows (``
 blocks), each advanced through every step with one blocked recurrent product
 (:func:`rows_matmul_add`); the gate math runs as short loops, each writing one array, that
 LLVM vectorises. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
+
+The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
+alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
+:mod:`~tsrnn.kernels.common.numba_grads`); its plain ``backward`` (the package's calling
+convention) is the same loop writing the gate gradients out instead.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
+from tsrnn.kernels.common.numba_grads import accumulate, add_segment, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -101,6 +106,8 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
         dg = np.zeros((S * R, GHp), dtype=gates.dtype)
         xs = np.empty((S * R, I), dtype=gates.dtype)
         hs = np.empty((S * R, H), dtype=gates.dtype)
+        # this block's sums of the last SEGMENT additions, added to the partial then
+        seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=gates.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
         dc = np.zeros((R, H), dtype=gates.dtype)
         for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
@@ -111,6 +118,7 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
                     dh[r, j] = grad_hn[b0 + r, j]
                     dc[r, j] = grad_cn[b0 + r, j]
             s = 0  # this step's slot
+            f = 0  # additions to the segment's sum
             for t in range(T - 1, -1, -1):
                 cp = cs[t - 1] if t > 0 else c0  # c_prev of every row
                 o = s * nr  # the slot's first row
@@ -146,8 +154,12 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
                     stage(xs, hs, x[t], out[t - 1] if t > 0 else h0, b0, o, nr)
                     s += 1
                     if s == S or t == 0:
-                        accumulate(part[ch], xs, hs, dg, dg, s * nr, True)
+                        accumulate(seg, xs, hs, dg, dg, s * nr, True)
                         s = 0
+                        f += 1
+                        if f == numba_grads.SEGMENT or t == 0:
+                            add_segment(part[ch], seg)
+                            f = 0
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
@@ -225,16 +237,12 @@ def _run_backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, saved, x, d_pre
         c0 = torch.zeros_like(h0)
     if grad_cn is None:
         grad_cn = torch.zeros_like(h0)
-    fused = x is not None
-    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(gates).dtype)
-    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, GH, xa.dtype, fused)
-    grads = numba_grads.weight_grad_buffers(GH, xa.shape[2], H, gates.dtype, fused)
+    xa, tail, grads = numba_grads.backward_args(x, B, H, GH, gates)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(w_hh),
         as_array(h0), as_array(c0), as_array(out), as_array(gates), as_array(cs), xa,
-        numba_grads.or_none(d_pre, xa), d_h0.numpy(), d_c0.numpy(), R, per_chunk, part,
-        *[g.numpy() for g in grads],
+        numba_grads.or_none(d_pre, xa), d_h0.numpy(), d_c0.numpy(), *tail,
     )
-    return d_h0, d_c0, (grads if fused else None)
+    return d_h0, d_c0, grads

@@ -9,6 +9,11 @@ blocks), each advanced through every step with one blocked recurrent product
 (:func:`rows_matmul_add`). Nothing beyond the
 outputs is saved for backward: act'(·) is recovered from ``h'`` itself
 (tanh: 1 - h'^2, relu: [h' > 0]).
+
+The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
+alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
+:mod:`~tsrnn.kernels.common.numba_grads`); its plain ``backward`` (the package's calling
+convention) is the same loop writing the gate gradients out instead.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import accumulate, reduce_parts, stage
+from tsrnn.kernels.common.numba_grads import accumulate, add_segment, reduce_parts, stage
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -85,6 +90,8 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
         dg = np.zeros((S * R, Hp), dtype=out.dtype)
         xs = np.empty((S * R, I), dtype=out.dtype)
         hs = np.empty((S * R, H), dtype=out.dtype)
+        # this block's sums of the last SEGMENT additions, added to the partial then
+        seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=out.dtype)
         dh = np.zeros((R, w_hh.shape[1]), dtype=out.dtype)
         for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
             b0 = blk * R
@@ -93,6 +100,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
                 for j in range(H):
                     dh[r, j] = grad_hn[b0 + r, j]
             s = 0  # this step's slot
+            f = 0  # additions to the segment's sum
             for t in range(T - 1, -1, -1):
                 o = s * nr  # the slot's first row
                 for r in range(nr):
@@ -117,8 +125,12 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
                     stage(xs, hs, x[t], out[t - 1] if t > 0 else h0, b0, o, nr)
                     s += 1
                     if s == S or t == 0:
-                        accumulate(part[ch], xs, hs, dg, dg, s * nr, True)
+                        accumulate(seg, xs, hs, dg, dg, s * nr, True)
                         s = 0
+                        f += 1
+                        if f == numba_grads.SEGMENT or t == 0:
+                            add_segment(part[ch], seg)
+                            f = 0
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
@@ -178,14 +190,11 @@ def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0
 def _run_backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, nonlinearity):
     """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
     _, B, H = out.shape
-    fused = x is not None
-    xa = as_array(x) if fused else np.zeros((0, B, 0), dtype=as_array(out).dtype)
-    R, per_chunk, part = numba_grads.plan(B, xa.shape[2], H, H, xa.dtype, fused)
-    grads = numba_grads.weight_grad_buffers(H, xa.shape[2], H, out.dtype, fused)
+    xa, tail, grads = numba_grads.backward_args(x, B, H, H, out)
     d_h0 = torch.empty(h0.shape, dtype=out.dtype)
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
         as_array(out), xa, numba_grads.or_none(d_pre, xa), d_h0.numpy(),
-        NONLINEARITIES[nonlinearity], R, per_chunk, part, *[g.numpy() for g in grads],
+        NONLINEARITIES[nonlinearity], *tail,
     )
-    return d_h0, (grads if fused else None)
+    return d_h0, grads
