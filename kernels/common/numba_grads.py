@@ -106,6 +106,26 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
 
 
 @njit(inline="always")
+def step_done(p, seg, xs, hs, dgx, dgh, x_t, hp, b0, o, nr, s, f, last, same):
+    """After a block's step wrote its gradients into rows ``o = s * nr ..`` of ``dgx``/``dgh``:
+    stage the step's inputs and ``h_prev`` (:func:`stage`); every :data:`STEPS` steps, or at
+    the block's ``last`` step, add the staged rows to the segment sum ``seg``
+    (:func:`accumulate`), and every :data:`SEGMENT` additions, or at the last step, the
+    segment to the chunk's partial ``p`` (:func:`add_segment`). Returns the next slot and
+    addition counts ``(s, f)``."""
+    stage(xs, hs, x_t, hp, b0, o, nr)
+    s += 1
+    if s == STEPS or last:
+        accumulate(seg, xs, hs, dgx, dgh, s * nr, same)
+        s = 0
+        f += 1
+        if f == SEGMENT or last:
+            add_segment(p, seg)
+            f = 0
+    return s, f
+
+
+@njit(inline="always")
 def add_segment(p, seg):
     """``p += seg``, then ``seg = 0``; p and seg (I + H + 2, GHp)."""
     for i in range(seg.shape[0]):

@@ -33,7 +33,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import accumulate, add_segment, reduce_parts, stage
+from tsrnn.kernels.common.numba_grads import reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -145,15 +145,9 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
                             d_gh[t, b, j] = dgh[q, j]
                 rows_matmul_add(dgh[o : o + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
                 if fused:
-                    stage(xs, hs, x[t], hp, b0, o, nr)
-                    s += 1
-                    if s == S or t == 0:
-                        accumulate(seg, xs, hs, dgx, dgh, s * nr, False)
-                        s = 0
-                        f += 1
-                        if f == numba_grads.SEGMENT or t == 0:
-                            add_segment(part[c], seg)
-                            f = 0
+                    s, f = step_done(
+                        part[c], seg, xs, hs, dgx, dgh, x[t], hp, b0, o, nr, s, f, t == 0, False
+                    )
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]

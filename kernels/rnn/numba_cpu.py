@@ -26,7 +26,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import accumulate, add_segment, reduce_parts, stage
+from tsrnn.kernels.common.numba_grads import reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -122,15 +122,10 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
                             d_pre[t, b, j] = dg[q, j]
                 rows_matmul_add(dg[o : o + nr], w_hh, dh, nr)  # dh_prev = d_pre @ W_hh
                 if fused:
-                    stage(xs, hs, x[t], out[t - 1] if t > 0 else h0, b0, o, nr)
-                    s += 1
-                    if s == S or t == 0:
-                        accumulate(seg, xs, hs, dg, dg, s * nr, True)
-                        s = 0
-                        f += 1
-                        if f == numba_grads.SEGMENT or t == 0:
-                            add_segment(part[ch], seg)
-                            f = 0
+                    hq = out[t - 1] if t > 0 else h0
+                    s, f = step_done(
+                        part[ch], seg, xs, hs, dg, dg, x[t], hq, b0, o, nr, s, f, t == 0, True
+                    )
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
