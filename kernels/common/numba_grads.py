@@ -106,6 +106,24 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
 
 
 @njit(inline="always")
+def block_buffers(part, c, R, I, H, like):
+    """A chunk's scratch for a backward kernel: zeroes the chunk's partial ``part[c]`` (where
+    the gradients are summed) and returns ``(dg, xs, hs, seg)``: the gate gradients of a
+    block's last :data:`STEPS` steps (S*R, GHp), zero beyond column GH (the micro-kernel's
+    padding), the staged inputs (S*R, I) and previous states (S*R, H), and the segment sum
+    (I + H + 2, GHp); ``S`` is 1 and ``seg`` empty without partials (a plain backward)."""
+    fused = part.shape[0] > 0
+    S = STEPS if fused else 1
+    if fused:
+        part[c] = 0
+    dg = np.zeros((S * R, part.shape[2]), dtype=like.dtype)
+    xs = np.empty((S * R, I), dtype=like.dtype)
+    hs = np.empty((S * R, H), dtype=like.dtype)
+    seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=like.dtype)
+    return dg, xs, hs, seg
+
+
+@njit(inline="always")
 def step_done(p, seg, xs, hs, dgx, dgh, x_t, hp, b0, o, nr, s, f, last, same):
     """After a block's step wrote its gradients into rows ``o = s * nr ..`` of ``dgx``/``dgh``:
     stage the step's inputs and ``h_prev`` (:func:`stage`); every :data:`STEPS` steps, or at

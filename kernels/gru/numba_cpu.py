@@ -33,7 +33,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import reduce_parts, step_done
+from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -91,20 +91,10 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
     H = GH // 3
     fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
     keep_gx, keep_gh = d_gx.shape[0] > 0, d_gh.shape[0] > 0
-    S = numba_grads.STEPS if fused else 1
-    I, GHp = x.shape[2], part.shape[2]
     blocks = (B + R - 1) // R
     for c in prange((blocks + per_chunk - 1) // per_chunk):
-        if fused:
-            part[c] = 0
-        # The gradients of a block's last S steps (zero beyond column GH, the micro-kernel's
-        # padding), with their inputs and h_prev: the weight gradients take S steps at a time.
-        dgx = np.zeros((S * R, GHp), dtype=gates.dtype)
-        dgh = np.zeros((S * R, GHp), dtype=gates.dtype)
-        xs = np.empty((S * R, I), dtype=gates.dtype)
-        hs = np.empty((S * R, H), dtype=gates.dtype)
-        # this block's sums of the last SEGMENT additions, added to the partial then
-        seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=gates.dtype)
+        dgx, xs, hs, seg = block_buffers(part, c, R, x.shape[2], H, gates)
+        dgh = np.zeros_like(dgx)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
         for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
             b0 = blk * R

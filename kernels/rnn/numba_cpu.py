@@ -26,7 +26,7 @@ from tsrnn.kernels.common import numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import reduce_parts, step_done
+from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     no_projection_args,
@@ -79,19 +79,9 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
     T, B, H = out.shape
     fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
     keep = d_pre.shape[0] > 0
-    S = numba_grads.STEPS if fused else 1
-    I, Hp = x.shape[2], part.shape[2]
     blocks = (B + R - 1) // R
     for ch in prange((blocks + per_chunk - 1) // per_chunk):
-        if fused:
-            part[ch] = 0
-        # The gradients of a block's last S steps (zero beyond column H, the micro-kernel's
-        # padding), with their inputs and h_prev: the weight gradients take S steps at a time.
-        dg = np.zeros((S * R, Hp), dtype=out.dtype)
-        xs = np.empty((S * R, I), dtype=out.dtype)
-        hs = np.empty((S * R, H), dtype=out.dtype)
-        # this block's sums of the last SEGMENT additions, added to the partial then
-        seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=out.dtype)
+        dg, xs, hs, seg = block_buffers(part, ch, R, x.shape[2], H, out)
         dh = np.zeros((R, w_hh.shape[1]), dtype=out.dtype)
         for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
             b0 = blk * R
@@ -130,7 +120,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
     if fused:
-        reduce_parts(part, I, True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
+        reduce_parts(part, x.shape[2], True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
