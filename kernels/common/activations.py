@@ -18,6 +18,20 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
+from tsrnn.kernels.common.numba_config import njit
+from tsrnn.kernels.common.numba_simd import (
+    vadd,
+    vclamp,
+    vdiv,
+    vexp2_int,
+    vfloor,
+    vmul,
+    vmuladd,
+    vnan_to,
+    vsplat,
+    vsub,
+)
+
 # String options become integer constants before entering jitted code.
 TANH = 0
 RELU = 1
@@ -126,3 +140,44 @@ def relu(x):
 def _relu_overload(x):
     zero = np.float32(0.0) if _is_float32(x) else 0.0
     return lambda x: zero if x < zero else x
+
+
+# Vector forms (float32 :class:`~tsrnn.kernels.common.numba_simd.Vec` only), the same
+# operations in the same order as the scalar ones above, lane by lane: for loops that LLVM does
+# not vectorise by itself, or only at half the register width (it prefers 256-bit vectors on
+# AVX-512 CPUs).
+_F32 = np.float32
+_C = tuple(_F32(1.0 / math.factorial(k)) for k in range(8))
+
+
+@njit(inline="always")
+def vexp(x):
+    """:func:`fast_exp` of each lane of a float32 vector."""
+    v = vclamp(x, vsplat(x, _F32(-87.0)), vsplat(x, _F32(88.0)))
+    n = vfloor(vmuladd(v, vsplat(x, _F32(_LOG2E)), vsplat(x, _F32(0.5))))
+    r = vmuladd(n, vsplat(x, _F32(-_LN2_HI)), v)
+    r = vmuladd(n, vsplat(x, _F32(-_LN2_LO)), r)
+    p = vsplat(x, _C[7])
+    p = vmuladd(p, r, vsplat(x, _C[6]))
+    p = vmuladd(p, r, vsplat(x, _C[5]))
+    p = vmuladd(p, r, vsplat(x, _C[4]))
+    p = vmuladd(p, r, vsplat(x, _C[3]))
+    p = vmuladd(p, r, vsplat(x, _C[2]))
+    p = vmuladd(p, r, vsplat(x, _C[1]))
+    p = vmuladd(p, r, vsplat(x, _C[0]))
+    return vnan_to(x, vmul(p, vexp2_int(n)))
+
+
+@njit(inline="always")
+def vsigmoid(x):
+    """:func:`sigmoid` of each lane of a float32 vector."""
+    one = vsplat(x, _F32(1.0))
+    return vdiv(one, vadd(one, vexp(vmul(vsplat(x, _F32(-1.0)), x))))
+
+
+@njit(inline="always")
+def vtanh(x):
+    """:func:`fast_tanh` of each lane of a float32 vector."""
+    one = vsplat(x, _F32(1.0))
+    two = vsplat(x, _F32(2.0))
+    return vsub(vdiv(two, vadd(one, vexp(vmul(vsplat(x, _F32(-2.0)), x)))), one)

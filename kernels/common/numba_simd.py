@@ -3,9 +3,12 @@
 LLVM keeps a matrix-product accumulator in registers only when it is an SSA value; an array
 tile (heap or stack) stays in memory and every multiply-add then loads and stores it. These
 intrinsics give Numba code a value type ``Vec`` (an LLVM ``<L x float>``/``<L x double>``, one
-vector register: :data:`VECTOR_BYTES`) with the four operations a micro-kernel needs.
+vector register: :data:`VECTOR_BYTES`) with the operations a micro-kernel needs (loads,
+stores, a multiply-add with a broadcast scalar), and the elementwise ones of the float32 gate
+arithmetic (:mod:`activations`' vector forms).
 
-Only for 2-D C-contiguous arrays; callers guarantee ``j + L <= shape[1]`` (no bounds checks).
+Loads and stores only for C-contiguous arrays (2-D, or 3-D with ``vload3``/``vstore3``);
+callers guarantee ``j + L <= shape[-1]`` (no bounds checks).
 """
 
 from __future__ import annotations
@@ -63,14 +66,18 @@ class _VecModel(models.PrimitiveModel):
         super().__init__(dmm, fe_type, ir.VectorType(elt, fe_type.lanes))
 
 
-def _vector_pointer(context, builder, aryty, ary, i, j, vecty):
+def _vector_pointer(context, builder, aryty, ary, indices, vecty):
     arr = context.make_array(aryty)(context, builder, ary)
-    ptr = cgutils.get_item_pointer(context, builder, aryty, arr, [i, j])
+    ptr = cgutils.get_item_pointer(context, builder, aryty, arr, list(indices))
     return builder.bitcast(ptr, context.get_value_type(vecty).as_pointer())
 
 
 def _check_2d(a):
     return isinstance(a, types.Array) and a.ndim == 2 and a.layout == "C"
+
+
+def _check_3d(a):
+    return isinstance(a, types.Array) and a.ndim == 3 and a.layout == "C"
 
 
 @intrinsic
@@ -81,7 +88,7 @@ def vload(typingctx, a, i, j):
     vecty = Vec(a.dtype)
 
     def codegen(context, builder, sig, args):
-        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1], args[2], vecty)
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1:], vecty)
         return builder.load(ptr, align=1)
 
     return vecty(a, i, j), codegen
@@ -94,7 +101,7 @@ def vstore(typingctx, a, i, j, v):
         return None
 
     def codegen(context, builder, sig, args):
-        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1], args[2], sig.args[3])
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1:3], sig.args[3])
         builder.store(args[3], ptr, align=1)
         return context.get_dummy_value()
 
@@ -109,16 +116,8 @@ def vfma(typingctx, acc, s, v):
 
     def codegen(context, builder, sig, args):
         vec, scalar, other = args
-        vt = vec.type
-        spread = builder.insert_element(
-            ir.Constant(vt, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0)
-        )
-        zeros = ir.Constant(ir.VectorType(ir.IntType(32), vt.count), [0] * vt.count)
-        spread = builder.shuffle_vector(spread, ir.Constant(vt, ir.Undefined), zeros)
-        elt = "f32" if vt.element == ir.FloatType() else "f64"
-        fnty = ir.FunctionType(vt, [vt, vt, vt])
-        fma = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.fma.v{vt.count}{elt}")
-        return builder.call(fma, [spread, other, vec])
+        spread = _broadcast(builder, vec.type, scalar)
+        return _llvm_intrinsic(builder, "fma", vec.type, [spread, other, vec])
 
     return acc(acc, s, v), codegen
 
@@ -157,3 +156,147 @@ def vadd(typingctx, u, v):
         return builder.fadd(args[0], args[1])
 
     return u(u, v), codegen
+
+
+@intrinsic
+def vload3(typingctx, a, i, j, k):
+    """The vector ``a[i, j, k:k + L]`` of a 3-D C-contiguous array (no view made)."""
+    if not (_check_3d(a) and all(isinstance(n, types.Integer) for n in (i, j, k))):
+        return None
+    vecty = Vec(a.dtype)
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1:], vecty)
+        return builder.load(ptr, align=1)
+
+    return vecty(a, i, j, k), codegen
+
+
+@intrinsic
+def vstore3(typingctx, a, i, j, k, v):
+    """``a[i, j, k:k + L] = v`` for a 3-D C-contiguous array (no view made)."""
+    if not (_check_3d(a) and isinstance(v, Vec) and v.dtype == a.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[0], args[0], args[1:4], sig.args[4])
+        builder.store(args[4], ptr, align=1)
+        return context.get_dummy_value()
+
+    return types.none(a, i, j, k, v), codegen
+
+
+def _elementwise(op: str, doc: str):
+    @intrinsic
+    def f(typingctx, u, v):
+        if not (isinstance(u, Vec) and u == v):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return getattr(builder, op)(args[0], args[1])
+
+        return u(u, v), codegen
+
+    f.__doc__ = doc
+    return f
+
+
+vsub = _elementwise("fsub", "``u - v`` elementwise.")
+vmul = _elementwise("fmul", "``u * v`` elementwise.")
+vdiv = _elementwise("fdiv", "``u / v`` elementwise.")
+
+
+@intrinsic
+def vsplat(typingctx, like, s):
+    """A vector of ``like``'s type with ``s`` in every lane."""
+    if not (isinstance(like, Vec) and s == like.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vt = context.get_value_type(sig.return_type)
+        return _broadcast(builder, vt, args[1])
+
+    return like(like, s), codegen
+
+
+def _broadcast(builder, vt, scalar):
+    spread = builder.insert_element(
+        ir.Constant(vt, ir.Undefined), scalar, ir.Constant(ir.IntType(32), 0)
+    )
+    zeros = ir.Constant(ir.VectorType(ir.IntType(32), vt.count), [0] * vt.count)
+    return builder.shuffle_vector(spread, ir.Constant(vt, ir.Undefined), zeros)
+
+
+def _llvm_intrinsic(builder, name, vt, args):
+    elt = "f32" if vt.element == ir.FloatType() else "f64"
+    fnty = ir.FunctionType(vt, [vt] * len(args))
+    fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.{name}.v{vt.count}{elt}")
+    return builder.call(fn, list(args))
+
+
+@intrinsic
+def vmuladd(typingctx, a, b, c):
+    """``a * b + c`` elementwise, as one fused multiply-add."""
+    if not (isinstance(a, Vec) and a == b == c):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _llvm_intrinsic(builder, "fma", args[0].type, args)
+
+    return a(a, b, c), codegen
+
+
+@intrinsic
+def vfloor(typingctx, x):
+    """``floor(x)`` elementwise."""
+    if not isinstance(x, Vec):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return _llvm_intrinsic(builder, "floor", args[0].type, args)
+
+    return x(x), codegen
+
+
+@intrinsic
+def vclamp(typingctx, x, lo, hi):
+    """``min(max(x, lo), hi)`` elementwise, as the scalar code writes it (NaN gives ``lo``)."""
+    if not (isinstance(x, Vec) and x == lo == hi):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x, lo, hi = args
+        v = builder.select(builder.fcmp_ordered(">", x, lo), x, lo)
+        return builder.select(builder.fcmp_ordered("<", v, hi), v, hi)
+
+    return x(x, lo, hi), codegen
+
+
+@intrinsic
+def vexp2_int(typingctx, n):
+    """``2**n`` for float32 lanes holding integers in [-126, 127], from the exponent bits."""
+    if not (isinstance(n, Vec) and n.dtype == types.float32):
+        return None
+
+    def codegen(context, builder, sig, args):
+        vt = args[0].type
+        it = ir.VectorType(ir.IntType(32), vt.count)
+        i = builder.fptosi(args[0], it)
+        i = builder.add(i, ir.Constant(it, [127] * vt.count))
+        i = builder.shl(i, ir.Constant(it, [23] * vt.count))
+        return builder.bitcast(i, vt)
+
+    return n(n), codegen
+
+
+@intrinsic
+def vnan_to(typingctx, x, y):
+    """``y``, with ``x``'s lanes where ``x`` is NaN (NaN in, NaN out)."""
+    if not (isinstance(x, Vec) and x == y):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x, y = args
+        return builder.select(builder.fcmp_ordered("ord", x, x), y, x)
+
+    return x(x, y), codegen

@@ -11,11 +11,13 @@ Equations (torch's form, the reset gate applied to the recurrent product of n)::
 
 The kernel owns the time loop; batch rows are independent, so threads split the batch into
 blocks of R rows (``prange`` over blocks) and each advances its block through every step, the
-recurrent product of the block done at once (:func:`rows_matmul_add`). The gate math runs as
-short loops over contiguous rows, each writing one array that none of its reads can overlap
-(LLVM vectorises a loop only when a few runtime alias checks prove that; a loop reading and
-writing one array at offsets H apart stays scalar). Saved for backward: the activated gates
-(T, B, 3H) and ``gh_n`` (T, B, H).
+recurrent product of the block done at once (:func:`rows_matmul_add`). In float32 the gate
+math of a row is one pass of explicit SIMD vectors, activations inline (:func:`_gates_vector`;
+forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads).
+In float64 it runs as short loops over contiguous rows, each writing one array that none of
+its reads can overlap (LLVM vectorises a loop only when a few runtime alias checks prove that;
+a loop reading and writing one array at offsets H apart stays scalar). Saved for backward: the
+activated gates (T, B, 3H) and ``gh_n`` (T, B, H).
 
 The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
 alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
@@ -27,11 +29,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from tsrnn.kernels.common import numba_grads, workspace
-from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
-from tsrnn.kernels.common.numba_config import njit_parallel
+from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
+from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
@@ -42,9 +45,93 @@ from tsrnn.kernels.common.numba_linalg import (
     rows_matmul_add,
     step_inputs,
 )
+from tsrnn.kernels.common.numba_simd import (
+    vadd,
+    vector_lanes,
+    vload,
+    vmuladd,
+    vstore,
+    vstore3,
+    vsub,
+)
 
 GATES = 3
 BACKWARD_NEEDS_GX = False
+
+
+def _gates(src, gh, h, out, gates, ghn, t, b0, nr, save):
+    """Step ``t`` of rows ``b0 .. b0+nr-1`` from their pre-activations: the input projection
+    ``src`` (R, 3H) and ``gh`` = b_hh + W_hh h (R, 3H); writes ``out[t]``, the block's state
+    ``h`` (R, H) and, where ``save``, the activated gates and ``gh_n``. float32: one pass of
+    explicit vectors (:func:`_gates_vector`); float64: loops that LLVM vectorises (libm's
+    activations stay scalar)."""
+
+
+@overload(_gates, inline="always")
+def _gates_overload(src, gh, h, out, gates, ghn, t, b0, nr, save):
+    if out.dtype == types.float32:
+        return _gates_vector.py_func
+    return _gates_loops.py_func
+
+
+@njit(inline="always")
+def _gates_vector(src, gh, h, out, gates, ghn, t, b0, nr, save):
+    """All gates of a row in one pass of SIMD vectors (:mod:`numba_simd`), the activations
+    inline (:func:`vsigmoid`, :func:`vtanh`): written as separate loops, LLVM vectorises each
+    at half the register width and loads and stores every intermediate. Columns past the last
+    whole vector go through :func:`_gates_loops`'s arithmetic, one at a time."""
+    H = h.shape[1]
+    L = vector_lanes(h)
+    Hv = H - H % L
+    for r in range(nr):
+        b = b0 + r
+        for j in range(0, Hv, L):
+            rg = vsigmoid(vadd(vload(src, r, j), vload(gh, r, j)))
+            zg = vsigmoid(vadd(vload(src, r, H + j), vload(gh, r, H + j)))
+            ghn_j = vload(gh, r, 2 * H + j)
+            ng = vtanh(vmuladd(rg, ghn_j, vload(src, r, 2 * H + j)))
+            hj = vmuladd(zg, vsub(vload(h, r, j), ng), ng)
+            if save:
+                vstore3(gates, t, b, j, rg)
+                vstore3(gates, t, b, H + j, zg)
+                vstore3(gates, t, b, 2 * H + j, ng)
+                vstore3(ghn, t, b, j, ghn_j)
+            vstore3(out, t, b, j, hj)
+            vstore(h, r, j, hj)
+        for j in range(Hv, H):
+            rj = sigmoid(src[r, j] + gh[r, j])
+            zj = sigmoid(src[r, H + j] + gh[r, H + j])
+            nj = fast_tanh(src[r, 2 * H + j] + rj * gh[r, 2 * H + j])
+            hj = nj + zj * (h[r, j] - nj)
+            if save:
+                gates[t, b, j] = rj
+                gates[t, b, H + j] = zj
+                gates[t, b, 2 * H + j] = nj
+                ghn[t, b, j] = gh[r, 2 * H + j]
+            out[t, b, j] = hj
+            h[r, j] = hj
+
+
+@njit(inline="always")
+def _gates_loops(src, gh, h, out, gates, ghn, t, b0, nr, save):
+    H = h.shape[1]
+    for r in range(nr):
+        b = b0 + r
+        for j in range(2 * H):  # r, z in place
+            gh[r, j] = sigmoid(src[r, j] + gh[r, j])
+        for j in range(H):  # n, into out's row (in place would alias gh's reads)
+            out[t, b, j] = fast_tanh(src[r, 2 * H + j] + gh[r, j] * gh[r, 2 * H + j])
+        if save:
+            for j in range(2 * H):
+                gates[t, b, j] = gh[r, j]
+            for j in range(H):
+                gates[t, b, 2 * H + j] = out[t, b, j]
+            for j in range(H):
+                ghn[t, b, j] = gh[r, 2 * H + j]
+        for j in range(H):
+            out[t, b, j] += gh[r, H + j] * (h[r, j] - out[t, b, j])
+        for j in range(H):
+            h[r, j] = out[t, b, j]
 
 
 @njit_parallel
@@ -64,23 +151,7 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
                 for j in range(GH):
                     gh[r, j] = b_hh[j]
             rows_matmul_add(h, w_t, gh, nr)  # gh = b_hh + h @ W_hh^T
-            for r in range(nr):
-                b = b0 + r
-                for j in range(2 * H):  # r, z in place
-                    gh[r, j] = sigmoid(src[r, j] + gh[r, j])
-                for j in range(H):  # n, into out's row (in place would alias gh's reads)
-                    out[t, b, j] = fast_tanh(src[r, 2 * H + j] + gh[r, j] * gh[r, 2 * H + j])
-                if save:
-                    for j in range(2 * H):
-                        gates[t, b, j] = gh[r, j]
-                    for j in range(H):
-                        gates[t, b, 2 * H + j] = out[t, b, j]
-                    for j in range(H):
-                        ghn[t, b, j] = gh[r, 2 * H + j]
-                for j in range(H):
-                    out[t, b, j] += gh[r, H + j] * (h[r, j] - out[t, b, j])
-                for j in range(H):
-                    h[r, j] = out[t, b, j]
+            _gates(src, gh, h, out, gates, ghn, t, b0, nr, save)
         hn[b0:b0 + nr] = h[:nr]
 
 

@@ -56,10 +56,12 @@ def test_forward_backward_match_reference(cell, nonlinearity, T, B, H, dtype):
             torch.testing.assert_close(g, w, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
-def test_forward_without_saving_gives_same_outputs(cell):
+def test_forward_without_saving_gives_same_outputs(cell, dtype):
     gen = torch.Generator().manual_seed(1)
-    gx, w_hh, b_hh, h0, c0 = _inputs(cell, 5, 3, 6, torch.float64, gen)
+    # H = 20: float32 gates in whole SIMD vectors (8 or 16 lanes) and a scalar tail
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, 5, 3, 20, dtype, gen)
     nb = get_kernel(cell, "numba")
     a = nb.forward(gx, w_hh, b_hh, h0, c0, save=True)
     b = nb.forward(gx, w_hh, b_hh, h0, c0, save=False)
@@ -67,10 +69,12 @@ def test_forward_without_saving_gives_same_outputs(cell):
     assert b[3] == ()
 
 
-def test_nan_propagates_not_dropped():
+# H = 3: scalar gate arithmetic only; H = 20: SIMD vectors (column 0) and a scalar tail
+@pytest.mark.parametrize("H", [3, 20])
+def test_nan_propagates_not_dropped(H):
     # fastmath excludes nnan/ninf: a NaN in the input must reach the output.
     gen = torch.Generator().manual_seed(2)
-    gx, w_hh, b_hh, h0, _ = _inputs("gru", 4, 2, 3, torch.float32, gen)
+    gx, w_hh, b_hh, h0, _ = _inputs("gru", 4, 2, H, torch.float32, gen)
     gx[1, 0, 0] = float("nan")
     out, *_ = get_kernel("gru", "numba").forward(gx, w_hh, b_hh, h0)
     assert not torch.isnan(out[0]).any()
