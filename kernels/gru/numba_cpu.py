@@ -13,7 +13,8 @@ The kernel owns the time loop; batch rows are independent, so threads split the 
 blocks of R rows (``prange`` over blocks) and each advances its block through every step, the
 recurrent product of the block done at once (:func:`rows_matmul_add`). In float32 the gate
 math of a row is one pass of explicit SIMD vectors, activations inline (:func:`_gates_vector`;
-forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads).
+forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads;
+likewise in backward, :func:`_backward_gates_vector`, 0.91-0.96x).
 In float64 it runs as short loops over contiguous rows, each writing one array that none of
 its reads can overlap (LLVM vectorises a loop only when a few runtime alias checks prove that;
 a loop reading and writing one array at offsets H apart stays scalar). Saved for backward: the
@@ -49,7 +50,10 @@ from tsrnn.kernels.common.numba_simd import (
     vadd,
     vector_lanes,
     vload,
+    vload3,
+    vmul,
     vmuladd,
+    vsplat,
     vstore,
     vstore3,
     vsub,
@@ -155,6 +159,88 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
         hn[b0:b0 + nr] = h[:nr]
 
 
+def _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
+    """The gate gradients of step ``t`` for rows ``b0 .. b0+nr-1``, into rows ``o ..`` of the
+    block's ``dgx`` and ``dgh`` (S*R, 3H); ``dh`` (R, H) comes in as the gradient flowing
+    from step ``t + 1`` and leaves as its direct path to step ``t - 1`` (through ``z``), the
+    recurrent product then adds the rest (its columns padded to the product's tile). ``hp``
+    (B, H): the previous states. float32: one
+    pass of SIMD vectors (:func:`_backward_gates_vector`); float64: vectorisable loops."""
+
+
+@overload(_backward_gates, inline="always")
+def _backward_gates_overload(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
+    if gates.dtype == types.float32:
+        return _backward_gates_vector.py_func
+    return _backward_gates_loops.py_func
+
+
+@njit(inline="always")
+def _backward_gates_vector(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
+    H = ghn.shape[2]  # dh's columns are padded
+    L = vector_lanes(dh)
+    Hv = H - H % L
+    for r in range(nr):
+        b = b0 + r
+        q = o + r
+        for j in range(0, Hv, L):
+            d = vadd(vload(dh, r, j), vload3(grad_out, t, b, j))
+            rg = vload3(gates, t, b, j)
+            zg = vload3(gates, t, b, H + j)
+            ng = vload3(gates, t, b, 2 * H + j)
+            one = vsplat(d, np.float32(1.0))
+            dn = vmul(vmul(d, vsub(one, zg)), vsub(one, vmul(ng, ng)))
+            dz = vmul(vmul(vmul(d, vsub(vload(hp, b, j), ng)), zg), vsub(one, zg))
+            dghn = vmul(dn, rg)  # dn * r, the gradient of gh_n
+            dr = vmul(vmul(dghn, vload3(ghn, t, b, j)), vsub(one, rg))  # dn gh_n r (1 - r)
+            vstore(dgx, q, j, dr)
+            vstore(dgx, q, H + j, dz)
+            vstore(dgx, q, 2 * H + j, dn)
+            vstore(dgh, q, j, dr)
+            vstore(dgh, q, H + j, dz)
+            vstore(dgh, q, 2 * H + j, dghn)
+            vstore(dh, r, j, vmul(d, zg))
+        for j in range(Hv, H):
+            d = dh[r, j] + grad_out[t, b, j]
+            rj, z, n = gates[t, b, j], gates[t, b, H + j], gates[t, b, 2 * H + j]
+            dn = d * one_minus(z) * one_minus(n * n)
+            dz = d * (hp[b, j] - n) * z * one_minus(z)
+            dghn = dn * rj
+            dr = dghn * ghn[t, b, j] * one_minus(rj)
+            dgx[q, j] = dr
+            dgx[q, H + j] = dz
+            dgx[q, 2 * H + j] = dn
+            dgh[q, j] = dr
+            dgh[q, H + j] = dz
+            dgh[q, 2 * H + j] = dghn
+            dh[r, j] = d * z
+
+
+@njit(inline="always")
+def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
+    H = ghn.shape[2]  # dh's columns are padded
+    for r in range(nr):
+        b = b0 + r
+        q = o + r
+        for j in range(H):
+            dh[r, j] += grad_out[t, b, j]
+        for j in range(H):  # dn
+            z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+            dgx[q, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
+        for j in range(H):  # dz
+            z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
+            dgx[q, H + j] = dh[r, j] * (hp[b, j] - n) * z * one_minus(z)
+        for j in range(H):
+            dgh[q, 2 * H + j] = dgx[q, 2 * H + j] * gates[t, b, j]
+        for j in range(H):  # dr = dn * gh_n * r * (1 - r)
+            rj = gates[t, b, j]
+            dgx[q, j] = dgh[q, 2 * H + j] * ghn[t, b, j] * one_minus(rj)
+        for j in range(2 * H):
+            dgh[q, j] = dgx[q, j]
+        for j in range(H):  # the direct path h -> h' through z
+            dh[r, j] *= gates[t, b, H + j]
+
+
 @njit_parallel
 def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, R, per_chunk,
               part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
@@ -178,26 +264,10 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
             for t in range(T - 1, -1, -1):
                 hp = out[t - 1] if t > 0 else h0  # h_prev of every row
                 o = s * nr  # the slot's first row
+                _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr)
                 for r in range(nr):
                     b = b0 + r
                     q = o + r
-                    for j in range(H):
-                        dh[r, j] += grad_out[t, b, j]
-                    for j in range(H):  # dn
-                        z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
-                        dgx[q, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
-                    for j in range(H):  # dz
-                        z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
-                        dgx[q, H + j] = dh[r, j] * (hp[b, j] - n) * z * one_minus(z)
-                    for j in range(H):
-                        dgh[q, 2 * H + j] = dgx[q, 2 * H + j] * gates[t, b, j]
-                    for j in range(H):  # dr = dn * gh_n * r * (1 - r)
-                        rj = gates[t, b, j]
-                        dgx[q, j] = dgh[q, 2 * H + j] * ghn[t, b, j] * one_minus(rj)
-                    for j in range(2 * H):
-                        dgh[q, j] = dgx[q, j]
-                    for j in range(H):  # the direct path h -> h' through z
-                        dh[r, j] *= gates[t, b, H + j]
                     if keep_gx:
                         for j in range(GH):
                             d_gx[t, b, j] = dgx[q, j]

@@ -9,8 +9,10 @@ R batch rows per block.
 
 The kernel owns the time loop; threads split the batch into blocks of R rows (``prange`` over
 blocks), each advanced through every step with one blocked recurrent product
-(:func:`rows_matmul_add`); the gate math runs as short loops, each writing one array, that
-LLVM vectorises. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
+(:func:`rows_matmul_add`); in float32 the gate math of a row, forward and backward, is one pass
+of explicit SIMD vectors with the activations inline (:func:`_gates_vector`,
+:func:`_backward_gates_vector`), in float64 short loops, each writing one array, that LLVM
+vectorises. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
 
 The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
 alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
@@ -22,11 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-from numba import prange
+from numba import prange, types
+from numba.extending import overload
 
 from tsrnn.kernels.common import numba_grads, workspace
-from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid
-from tsrnn.kernels.common.numba_config import njit_parallel
+from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
+from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
@@ -37,9 +40,103 @@ from tsrnn.kernels.common.numba_linalg import (
     rows_matmul_add,
     step_inputs,
 )
+from tsrnn.kernels.common.numba_simd import (
+    vadd,
+    vector_lanes,
+    vload,
+    vload3,
+    vmul,
+    vmuladd,
+    vsplat,
+    vstore,
+    vstore3,
+    vsub,
+)
 
 GATES = 4
 BACKWARD_NEEDS_GX = False
+
+
+def _gates(pre, h, c, out, gates, cs, t, b0, nr, save):
+    """Step ``t`` of rows ``b0 .. b0+nr-1`` from their pre-activations ``pre`` (R, 4H): writes
+    ``out[t]``, the block's states ``h`` and ``c`` (R, H) and, where ``save``, the activated
+    gates and the cell states. float32: one pass of SIMD vectors (:func:`_gates_vector`);
+    float64: loops that LLVM vectorises (libm's activations stay scalar)."""
+
+
+@overload(_gates, inline="always")
+def _gates_overload(pre, h, c, out, gates, cs, t, b0, nr, save):
+    if out.dtype == types.float32:
+        return _gates_vector.py_func
+    return _gates_loops.py_func
+
+
+@njit(inline="always")
+def _gates_vector(pre, h, c, out, gates, cs, t, b0, nr, save):
+    """All gates of a row in one pass of SIMD vectors, the activations inline; the columns
+    past the last whole vector one at a time, with the same arithmetic."""
+    H = h.shape[1]
+    L = vector_lanes(h)
+    Hv = H - H % L
+    for r in range(nr):
+        b = b0 + r
+        for j in range(0, Hv, L):
+            ig = vsigmoid(vload(pre, r, j))
+            fg = vsigmoid(vload(pre, r, H + j))
+            gg = vtanh(vload(pre, r, 2 * H + j))
+            og = vsigmoid(vload(pre, r, 3 * H + j))
+            cj = vmuladd(fg, vload(c, r, j), vmul(ig, gg))
+            hj = vmul(og, vtanh(cj))
+            vstore(c, r, j, cj)
+            vstore(h, r, j, hj)
+            vstore3(out, t, b, j, hj)
+            if save:
+                vstore3(gates, t, b, j, ig)
+                vstore3(gates, t, b, H + j, fg)
+                vstore3(gates, t, b, 2 * H + j, gg)
+                vstore3(gates, t, b, 3 * H + j, og)
+                vstore3(cs, t, b, j, cj)
+        for j in range(Hv, H):
+            ij = sigmoid(pre[r, j])
+            fj = sigmoid(pre[r, H + j])
+            gj = fast_tanh(pre[r, 2 * H + j])
+            oj = sigmoid(pre[r, 3 * H + j])
+            cj = fj * c[r, j] + ij * gj
+            hj = oj * fast_tanh(cj)
+            c[r, j] = cj
+            h[r, j] = hj
+            out[t, b, j] = hj
+            if save:
+                gates[t, b, j] = ij
+                gates[t, b, H + j] = fj
+                gates[t, b, 2 * H + j] = gj
+                gates[t, b, 3 * H + j] = oj
+                cs[t, b, j] = cj
+
+
+@njit(inline="always")
+def _gates_loops(pre, h, c, out, gates, cs, t, b0, nr, save):
+    H = h.shape[1]
+    GH = 4 * H
+    for r in range(nr):
+        b = b0 + r
+        for j in range(2 * H):  # i, f in place
+            pre[r, j] = sigmoid(pre[r, j])
+        for j in range(H):  # g
+            pre[r, 2 * H + j] = fast_tanh(pre[r, 2 * H + j])
+        for j in range(H):  # o
+            pre[r, 3 * H + j] = sigmoid(pre[r, 3 * H + j])
+        for j in range(H):
+            c[r, j] = pre[r, H + j] * c[r, j] + pre[r, j] * pre[r, 2 * H + j]
+        for j in range(H):
+            out[t, b, j] = pre[r, 3 * H + j] * fast_tanh(c[r, j])
+        for j in range(H):
+            h[r, j] = out[t, b, j]
+        if save:
+            for j in range(GH):
+                gates[t, b, j] = pre[r, j]
+            for j in range(H):
+                cs[t, b, j] = c[r, j]
 
 
 @njit_parallel
@@ -63,29 +160,93 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, sav
                 for j in range(GH):
                     pre[r, j] = src[r, j] + b_hh[j]
             rows_matmul_add(h, w_t, pre, nr)  # pre = gx + b_hh + h @ W_hh^T
-            for r in range(nr):
-                b = b0 + r
-                for j in range(2 * H):  # i, f in place
-                    pre[r, j] = sigmoid(pre[r, j])
-                for j in range(H):  # g
-                    pre[r, 2 * H + j] = fast_tanh(pre[r, 2 * H + j])
-                for j in range(H):  # o
-                    pre[r, 3 * H + j] = sigmoid(pre[r, 3 * H + j])
-                for j in range(H):
-                    c[r, j] = pre[r, H + j] * c[r, j] + pre[r, j] * pre[r, 2 * H + j]
-                for j in range(H):
-                    out[t, b, j] = pre[r, 3 * H + j] * fast_tanh(c[r, j])
-                for j in range(H):
-                    h[r, j] = out[t, b, j]
-                if save:
-                    for j in range(GH):
-                        gates[t, b, j] = pre[r, j]
-                    for j in range(H):
-                        cs[t, b, j] = c[r, j]
+            _gates(pre, h, c, out, gates, cs, t, b0, nr, save)
         for r in range(nr):
             for j in range(H):
                 hn[b0 + r, j] = h[r, j]
                 cn[b0 + r, j] = c[r, j]
+
+
+def _backward_gates(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
+    """The gate gradients of step ``t`` for rows ``b0 .. b0+nr-1``, into rows ``o ..`` of the
+    block's ``dg`` (S*R, 4H). ``dh`` (R, Hp, columns padded to the product's tile) and ``dc``
+    (R, H) come in as the gradients flowing from step ``t + 1``; ``dc`` leaves as its path to
+    step ``t - 1`` (through ``f``), ``dh`` as zeros (the recurrent product then forms it).
+    ``cp`` (B, H): the previous cell states. float32: one pass of SIMD vectors
+    (:func:`_backward_gates_vector`); float64: vectorisable loops."""
+
+
+@overload(_backward_gates, inline="always")
+def _backward_gates_overload(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
+    if gates.dtype == types.float32:
+        return _backward_gates_vector.py_func
+    return _backward_gates_loops.py_func
+
+
+@njit(inline="always")
+def _backward_gates_vector(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
+    H = cs.shape[2]
+    L = vector_lanes(dc)
+    Hv = H - H % L
+    for r in range(nr):
+        b = b0 + r
+        q = o + r
+        for j in range(0, Hv, L):
+            d = vadd(vload(dh, r, j), vload3(grad_out, t, b, j))
+            ig = vload3(gates, t, b, j)
+            fg = vload3(gates, t, b, H + j)
+            gg = vload3(gates, t, b, 2 * H + j)
+            og = vload3(gates, t, b, 3 * H + j)
+            tc = vtanh(vload3(cs, t, b, j))
+            one = vsplat(d, np.float32(1.0))
+            dcj = vmuladd(vmul(d, og), vsub(one, vmul(tc, tc)), vload(dc, r, j))
+            vstore(dg, q, j, vmul(vmul(vmul(dcj, gg), ig), vsub(one, ig)))
+            vstore(dg, q, H + j, vmul(vmul(vmul(dcj, vload(cp, b, j)), fg), vsub(one, fg)))
+            vstore(dg, q, 2 * H + j, vmul(vmul(dcj, ig), vsub(one, vmul(gg, gg))))
+            vstore(dg, q, 3 * H + j, vmul(vmul(vmul(d, tc), og), vsub(one, og)))
+            vstore(dc, r, j, vmul(dcj, fg))
+            vstore(dh, r, j, vsub(d, d))
+        for j in range(Hv, H):
+            d = dh[r, j] + grad_out[t, b, j]
+            ij, fj = gates[t, b, j], gates[t, b, H + j]
+            gj, oj = gates[t, b, 2 * H + j], gates[t, b, 3 * H + j]
+            tc = fast_tanh(cs[t, b, j])
+            dcj = dc[r, j] + d * oj * one_minus(tc * tc)
+            dg[q, j] = dcj * gj * ij * one_minus(ij)
+            dg[q, H + j] = dcj * cp[b, j] * fj * one_minus(fj)
+            dg[q, 2 * H + j] = dcj * ij * one_minus(gj * gj)
+            dg[q, 3 * H + j] = d * tc * oj * one_minus(oj)
+            dc[r, j] = dcj * fj
+            dh[r, j] = 0
+
+
+@njit(inline="always")
+def _backward_gates_loops(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
+    H = cs.shape[2]
+    for r in range(nr):
+        b = b0 + r
+        q = o + r
+        for j in range(H):
+            dh[r, j] += grad_out[t, b, j]
+        for j in range(H):  # dc += dh * o * tanh'(c)
+            tc = fast_tanh(cs[t, b, j])
+            dc[r, j] += dh[r, j] * gates[t, b, 3 * H + j] * one_minus(tc * tc)
+        for j in range(H):  # d_o
+            og = gates[t, b, 3 * H + j]
+            dg[q, 3 * H + j] = dh[r, j] * fast_tanh(cs[t, b, j]) * og * one_minus(og)
+        for j in range(H):  # d_i
+            i = gates[t, b, j]
+            dg[q, j] = dc[r, j] * gates[t, b, 2 * H + j] * i * one_minus(i)
+        for j in range(H):  # d_f
+            fj = gates[t, b, H + j]
+            dg[q, H + j] = dc[r, j] * cp[b, j] * fj * one_minus(fj)
+        for j in range(H):  # d_g
+            gg = gates[t, b, 2 * H + j]
+            dg[q, 2 * H + j] = dc[r, j] * gates[t, b, j] * one_minus(gg * gg)
+        for j in range(H):
+            dc[r, j] *= gates[t, b, H + j]
+        for j in range(H):
+            dh[r, j] = 0
 
 
 @njit_parallel
@@ -112,30 +273,10 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
             for t in range(T - 1, -1, -1):
                 cp = cs[t - 1] if t > 0 else c0  # c_prev of every row
                 o = s * nr  # the slot's first row
+                _backward_gates(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr)
                 for r in range(nr):
                     b = b0 + r
                     q = o + r
-                    for j in range(H):
-                        dh[r, j] += grad_out[t, b, j]
-                    for j in range(H):  # dc += dh * o * tanh'(c)
-                        tc = fast_tanh(cs[t, b, j])
-                        dc[r, j] += dh[r, j] * gates[t, b, 3 * H + j] * one_minus(tc * tc)
-                    for j in range(H):  # d_o
-                        og = gates[t, b, 3 * H + j]
-                        dg[q, 3 * H + j] = dh[r, j] * fast_tanh(cs[t, b, j]) * og * one_minus(og)
-                    for j in range(H):  # d_i
-                        i = gates[t, b, j]
-                        dg[q, j] = dc[r, j] * gates[t, b, 2 * H + j] * i * one_minus(i)
-                    for j in range(H):  # d_f
-                        f = gates[t, b, H + j]
-                        dg[q, H + j] = dc[r, j] * cp[b, j] * f * one_minus(f)
-                    for j in range(H):  # d_g
-                        gg = gates[t, b, 2 * H + j]
-                        dg[q, 2 * H + j] = dc[r, j] * gates[t, b, j] * one_minus(gg * gg)
-                    for j in range(H):
-                        dc[r, j] *= gates[t, b, H + j]
-                    for j in range(H):
-                        dh[r, j] = 0
                     if keep:
                         for j in range(GH):
                             d_pre[t, b, j] = dg[q, j]

@@ -141,15 +141,16 @@ def test_plain_backward_is_unchanged_by_the_fused_path(cell, nonlinearity, B):
     torch.testing.assert_close(fused[1], d_h0, rtol=0, atol=0)
 
 
-def test_long_sequences_keep_float32_precision():
+@pytest.mark.parametrize("layer", ["GRU", "LSTM", "RNN"])
+def test_long_sequences_keep_float32_precision(layer):
     """3,000 steps of 4 rows: the sums run in two levels (numba_grads.SEGMENT), so float32
     weight gradients stay within 1e-6 of float64 ones (torch.nn's own float32 GRU: 1e-7 to
     1e-6 here; one running sum per block gave 2e-6 to 3e-6)."""
     import tsrnn.nn as tnn
 
     torch.manual_seed(0)
-    ref = torch.nn.GRU(3, 8).double()
-    ours = tnn.GRU(3, 8)
+    ref = getattr(torch.nn, layer)(3, 8).double()
+    ours = getattr(tnn, layer)(3, 8)
     ours.load_state_dict({k: v.float() for k, v in ref.state_dict().items()})
     x = torch.randn(3000, 4, 3, dtype=torch.float64)
     g = torch.randn(3000, 4, 8, dtype=torch.float64)
