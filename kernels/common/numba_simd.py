@@ -147,18 +147,6 @@ def vzero(typingctx, a):
 
 
 @intrinsic
-def vadd(typingctx, u, v):
-    """``u + v`` elementwise."""
-    if not (isinstance(u, Vec) and u == v):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.fadd(args[0], args[1])
-
-    return u(u, v), codegen
-
-
-@intrinsic
 def vload3(typingctx, a, i, j, k):
     """The vector ``a[i, j, k:k + L]`` of a 3-D C-contiguous array (no view made)."""
     if not (_check_3d(a) and all(isinstance(n, types.Integer) for n in (i, j, k))):
@@ -201,6 +189,7 @@ def _elementwise(op: str, doc: str):
     return f
 
 
+vadd = _elementwise("fadd", "``u + v`` elementwise.")
 vsub = _elementwise("fsub", "``u - v`` elementwise.")
 vmul = _elementwise("fmul", "``u * v`` elementwise.")
 vdiv = _elementwise("fdiv", "``u / v`` elementwise.")
