@@ -11,7 +11,12 @@ Equations (torch's form, the reset gate applied to the recurrent product of n)::
 
 The kernel owns the time loop; batch rows are independent, so threads split the batch into
 blocks of R rows (``prange`` over blocks) and each advances its block through every step, the
-recurrent product of the block done at once (:func:`rows_matmul_add`). In float32 the gate
+recurrent product of the block done at once (:func:`rows_matmul_add`). In the fused path
+(``forward_projected``) the same product also forms the input projection of the r and z
+gates, from the step's inputs kept beside the state (:func:`_forward`); only the n gate's
+input part, which must stay apart from ``gh_n``, takes a second, I-deep product (forward
+0.88x the time of a separate projection of all three gates, electricity shape, 2 threads,
+where I = 4 made that projection's accumulators cost more than its arithmetic). In float32 the gate
 math of a row is one pass of explicit SIMD vectors, activations inline (:func:`_gates_vector`;
 forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads;
 likewise in backward, :func:`_backward_gates_vector`, 0.91-0.96x).
@@ -40,11 +45,9 @@ from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
-    no_projection_args,
+    padded,
     padded_columns,
-    projection_args,
     rows_matmul_add,
-    step_inputs,
 )
 from tsrnn.kernels.common.numba_simd import (
     vadd,
@@ -63,68 +66,71 @@ GATES = 3
 BACKWARD_NEEDS_GX = False
 
 
-def _gates(src, gh, h, out, gates, ghn, t, b0, nr, save):
-    """Step ``t`` of rows ``b0 .. b0+nr-1`` from their pre-activations: the input projection
-    ``src`` (R, 3H) and ``gh`` = b_hh + W_hh h (R, 3H); writes ``out[t]``, the block's state
-    ``h`` (R, H) and, where ``save``, the activated gates and ``gh_n``. float32: one pass of
+def _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
+    """Step ``t`` of rows ``b0 .. b0+nr-1`` from their pre-activations: ``gh`` (R, 3H), the
+    r and z columns complete, the n columns ``b_hh + W_hh h``, and ``gxn`` (R, H), the n
+    gate's input part; writes ``out[t]``, the block's state ``h`` (the last H columns of
+    ``xh``) and, where ``save``, the activated gates and ``gh_n``. float32: one pass of
     explicit vectors (:func:`_gates_vector`); float64: loops that LLVM vectorises (libm's
     activations stay scalar)."""
 
 
 @overload(_gates, inline="always")
-def _gates_overload(src, gh, h, out, gates, ghn, t, b0, nr, save):
+def _gates_overload(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     if out.dtype == types.float32:
         return _gates_vector.py_func
     return _gates_loops.py_func
 
 
 @njit(inline="always")
-def _gates_vector(src, gh, h, out, gates, ghn, t, b0, nr, save):
+def _gates_vector(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     """All gates of a row in one pass of SIMD vectors (:mod:`numba_simd`), the activations
     inline (:func:`vsigmoid`, :func:`vtanh`): written as separate loops, LLVM vectorises each
     at half the register width and loads and stores every intermediate. Columns past the last
     whole vector go through :func:`_gates_loops`'s arithmetic, one at a time."""
-    H = h.shape[1]
-    L = vector_lanes(h)
+    H = out.shape[2]
+    s0 = xh.shape[1] - H  # the state's first column in xh
+    L = vector_lanes(gh)
     Hv = H - H % L
     for r in range(nr):
         b = b0 + r
         for j in range(0, Hv, L):
-            rg = vsigmoid(vadd(vload(src, r, j), vload(gh, r, j)))
-            zg = vsigmoid(vadd(vload(src, r, H + j), vload(gh, r, H + j)))
+            rg = vsigmoid(vload(gh, r, j))
+            zg = vsigmoid(vload(gh, r, H + j))
             ghn_j = vload(gh, r, 2 * H + j)
-            ng = vtanh(vmuladd(rg, ghn_j, vload(src, r, 2 * H + j)))
-            hj = vmuladd(zg, vsub(vload(h, r, j), ng), ng)
+            ng = vtanh(vmuladd(rg, ghn_j, vload(gxn, r, j)))
+            hj = vmuladd(zg, vsub(vload(xh, r, s0 + j), ng), ng)
             if save:
                 vstore3(gates, t, b, j, rg)
                 vstore3(gates, t, b, H + j, zg)
                 vstore3(gates, t, b, 2 * H + j, ng)
                 vstore3(ghn, t, b, j, ghn_j)
             vstore3(out, t, b, j, hj)
-            vstore(h, r, j, hj)
+            vstore(xh, r, s0 + j, hj)
         for j in range(Hv, H):
-            rj = sigmoid(src[r, j] + gh[r, j])
-            zj = sigmoid(src[r, H + j] + gh[r, H + j])
-            nj = fast_tanh(src[r, 2 * H + j] + rj * gh[r, 2 * H + j])
-            hj = nj + zj * (h[r, j] - nj)
+            rj = sigmoid(gh[r, j])
+            zj = sigmoid(gh[r, H + j])
+            nj = fast_tanh(gxn[r, j] + rj * gh[r, 2 * H + j])
+            hj = nj + zj * (xh[r, s0 + j] - nj)
             if save:
                 gates[t, b, j] = rj
                 gates[t, b, H + j] = zj
                 gates[t, b, 2 * H + j] = nj
                 ghn[t, b, j] = gh[r, 2 * H + j]
             out[t, b, j] = hj
-            h[r, j] = hj
+            xh[r, s0 + j] = hj
 
 
 @njit(inline="always")
-def _gates_loops(src, gh, h, out, gates, ghn, t, b0, nr, save):
-    H = h.shape[1]
+def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
+    H = out.shape[2]
+    s0 = xh.shape[1] - H
     for r in range(nr):
         b = b0 + r
         for j in range(2 * H):  # r, z in place
-            gh[r, j] = sigmoid(src[r, j] + gh[r, j])
+            gh[r, j] = sigmoid(gh[r, j])
         for j in range(H):  # n, into out's row (in place would alias gh's reads)
-            out[t, b, j] = fast_tanh(src[r, 2 * H + j] + gh[r, j] * gh[r, 2 * H + j])
+            out[t, b, j] = fast_tanh(gxn[r, j] + gh[r, j] * gh[r, 2 * H + j])
         if save:
             for j in range(2 * H):
                 gates[t, b, j] = gh[r, j]
@@ -133,30 +139,80 @@ def _gates_loops(src, gh, h, out, gates, ghn, t, b0, nr, save):
             for j in range(H):
                 ghn[t, b, j] = gh[r, 2 * H + j]
         for j in range(H):
-            out[t, b, j] += gh[r, H + j] * (h[r, j] - out[t, b, j])
+            out[t, b, j] += gh[r, H + j] * (xh[r, s0 + j] - out[t, b, j])
         for j in range(H):
-            h[r, j] = out[t, b, j]
+            xh[r, s0 + j] = out[t, b, j]
 
 
 @njit_parallel
-def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, gates, ghn, save, R):
+def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, save, R):
+    """The time loop (see :func:`_forward_args` for ``w_c``, ``b_c``, ``w_n``, ``b_n``). Each
+    block keeps its rows' step input and state side by side in ``xh`` (R, I + H), so one
+    product forms the r and z pre-activations from both, and the n gate's recurrent part;
+    a second, over the I input columns only, the n gate's input part ``gxn``. With ``gx``
+    given (T, B, 3H; I = 0) its rows are added to the biases instead."""
     T, B, H = out.shape
-    GH = 3 * H
+    I = xin.shape[2]
+    pre = gx.shape[0] > 0
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.empty((R, H), dtype=out.dtype)
-        h[:nr] = h0[b0:b0 + nr]
-        gh = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
-        gxb = np.zeros((R, wi_t.shape[1]), dtype=out.dtype)  # padding columns stay 0
+        xh = np.zeros((R, I + H), dtype=out.dtype)
+        for r in range(nr):
+            for j in range(H):
+                xh[r, I + j] = h0[b0 + r, j]
+        gh = np.zeros((R, w_c.shape[1]), dtype=out.dtype)
+        gxn = np.zeros((R, w_n.shape[1]), dtype=out.dtype)
         for t in range(T):
-            src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 3H) rows of gx
             for r in range(nr):
-                for j in range(GH):
-                    gh[r, j] = b_hh[j]
-            rows_matmul_add(h, w_t, gh, nr)  # gh = b_hh + h @ W_hh^T
-            _gates(src, gh, h, out, gates, ghn, t, b0, nr, save)
-        hn[b0:b0 + nr] = h[:nr]
+                for i in range(I):
+                    xh[r, i] = xin[t, b0 + r, i]
+                for j in range(w_c.shape[1]):
+                    gh[r, j] = b_c[j]
+                for j in range(w_n.shape[1]):
+                    gxn[r, j] = b_n[j]
+            if pre:
+                for r in range(nr):
+                    for j in range(2 * H):
+                        gh[r, j] += gx[t, b0 + r, j]
+                    for j in range(H):
+                        gxn[r, j] += gx[t, b0 + r, 2 * H + j]
+            rows_matmul_add(xh, w_c, gh, nr)  # gh = b_c + [x, h] @ w_c
+            if I > 0:
+                rows_matmul_add(xh, w_n, gxn, nr)  # gxn = b_n + x @ w_n (xh's first I columns)
+            _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
+        for r in range(nr):
+            for j in range(H):
+                hn[b0 + r, j] = xh[r, I + j]
+
+
+def _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype):
+    """The forward kernel's weights for inputs ``x`` (T, B, I) projected by ``w_ih`` (3H, I)
+    and ``b_ih`` (3H,) or None; ``x`` None: none (the caller passes ``gx``).
+
+    Returns ``(xin, w_c, b_c, w_n, b_n)``: ``w_c`` (I + H, 3Hp) stacks ``W_ih^T`` with its n
+    columns zero (the n gate needs its input and recurrent parts apart) over ``W_hh^T``;
+    ``b_c`` = ``b_hh`` plus ``b_ih`` in the r and z columns; ``w_n`` (I, Hp), ``b_n`` (Hp):
+    the n gate's input projection. Columns zero-padded to whole micro-kernel tiles.
+    """
+    GH, H = w_hh.shape
+    I = 0 if x is None else x.shape[2]
+    w_c = np.zeros((I + H, padded(GH, dtype)), dtype=dtype)
+    w_c[I:, :GH] = w_hh.detach().numpy().T
+    b_c = np.zeros(w_c.shape[1], dtype=dtype)
+    b_c[:GH] = as_array(b_hh)
+    w_n = np.zeros((I, padded(H, dtype)), dtype=dtype)
+    b_n = np.zeros(w_n.shape[1], dtype=dtype)
+    if x is None:
+        return np.zeros((0, 1, 0), dtype=dtype), w_c, b_c, w_n, b_n
+    wi_t = w_ih.detach().numpy().T
+    w_c[:I, : 2 * H] = wi_t[:, : 2 * H]
+    w_n[:, :H] = wi_t[:, 2 * H :]
+    if b_ih is not None:
+        bi = as_array(b_ih)
+        b_c[: 2 * H] += bi[: 2 * H]
+        b_n[:H] = bi[2 * H :]
+    return as_array(x), w_c, b_c, w_n, b_n
 
 
 def _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
@@ -292,17 +348,20 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     Returns ``out`` (T, B, H), ``h_n`` (B, H), ``None``, ``saved`` = (gates (T, B, 3H),
     gh_n (T, B, H)) when ``save`` else ``()``.
     """
-    return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, save)
+    gx = as_array(gx)
+    args = _forward_args(None, None, None, w_hh, b_hh, gx.dtype)
+    return _run_forward(gx, args, gx.shape[0], h0, save)
 
 
 def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
     """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
     the time loop; x (T, B, I), w_ih (3H, I), b_ih (3H,) or None."""
-    args = projection_args(x, w_ih, b_ih, w_hh.shape[0], as_array(h0).dtype)
-    return _run_forward(args, x.shape[0], w_hh, b_hh, h0, save)
+    dtype = as_array(h0).dtype
+    args = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
+    return _run_forward(np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, save)
 
 
-def _run_forward(inputs, T, w_hh, b_hh, h0, save):
+def _run_forward(gx, args, T, h0, save):
     B, H = h0.shape
     GH = 3 * H
     dtype = h0.dtype
@@ -312,8 +371,8 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, save):
     gates = workspace.empty(shape_g, dtype)
     ghn = workspace.empty(shape_n, dtype)
     _forward(
-        *inputs, padded_columns(w_hh.T), as_array(b_hh), as_array(h0),
-        out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save, block_rows(B),
+        gx, *args, as_array(h0), out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save,
+        block_rows(B),
     )
     return out, hn, None, ((gates, ghn) if save else ())
 
