@@ -20,49 +20,56 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from numba import prange
 
-from tsrnn.kernels.common.numba_config import njit
+from tsrnn.kernels.common.numba_config import njit_parallel
 
 
-@njit
+@njit_parallel
 def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs, targets):
     """Fill ``inputs`` (W, B, I) and ``targets`` (W, B, H*C); see the module docstring.
 
     ``seasonal``: whether the inputs carry the base; ``seas`` (B, C) bool: the rows and
     columns whose base is the seasonal naive forecast. ``noise`` (W, B, nf) standard normal
     draws scaled by ``noise_sd`` (nf,) and added to the first nf inputs (nf = 0: none).
+
+    Positions run on Numba's threads; within one, each input column is a tight loop over the
+    batch rows, whose writes are contiguous ((W, B, I) layout). One loop per position with the
+    columns innermost (C, H and K are 1 or 2 in most models) spent its time on loop overhead:
+    1.7 ms against 0.3 ms per electricity batch (2 threads; 0.4 ms on one), bit-identical.
     """
     B = starts.shape[0]
     C = y.shape[1]
     K = x.shape[1]
     nf = noise_sd.shape[0]
-    level = np.empty(C)
+    level = np.empty((B, C))
     for b in range(B):
-        s = starts[b]
         for c in range(C):
             acc = 0.0
             for t in range(W):
-                acc += y[s + L + t, c]
-            level[c] = acc / W
-        for t in range(W):
-            # inputs[t, b, ...] indexed directly: a view of the row per position made Numba
-            # count references to the array (atomic operations), 2.5x the time of the batch
-            p = s + L + t  # the window's position t
+                acc += y[starts[b] + L + t, c]
+            level[b, c] = acc / W
+    xcol = C + H * C if seasonal else C  # the first covariate column
+    for t in prange(W):
+        # inputs[t, b, ...] indexed directly: a view of a row made Numba count references to
+        # the array (atomic operations), 2.5x the time of the batch
+        for c in range(C):
+            for b in range(B):
+                inputs[t, b, c] = y[starts[b] + L + t, c] - level[b, c]
+        for k in range(H):
             for c in range(C):
-                inputs[t, b, c] = y[p, c] - level[c]
-            col = C
-            for k in range(H):
-                for c in range(C):
-                    base = y[s + 1 + t + k, c] if seas[b, c] else y[p, c]
+                for b in range(B):
+                    p = starts[b] + L + t  # the window's position t
+                    base = y[starts[b] + 1 + t + k, c] if seas[b, c] else y[p, c]
                     if seasonal:
-                        inputs[t, b, col + k * C + c] = base - level[c]
+                        inputs[t, b, C + k * C + c] = base - level[b, c]
                     targets[t, b, k * C + c] = y[p + 1 + k, c] - base
-            if seasonal:
-                col += H * C
-            for k in range(H):
-                for j in range(K):
-                    inputs[t, b, col + k * K + j] = x[p + 1 + k, j]
-            for f in range(nf):
+        for k in range(H):
+            for j in range(K):
+                for b in range(B):
+                    inputs[t, b, xcol + k * K + j] = x[starts[b] + L + t + 1 + k, j]
+        for f in range(nf):
+            for b in range(B):
                 inputs[t, b, f] += noise_sd[f] * noise[t, b, f]
 
 
