@@ -37,7 +37,18 @@ the time loop, so that ``gx`` is never written out (their backward does not need
 
 the backward with the weight and bias gradients summed in its time loop
 (``common/numba_grads.py``); ``d_gx`` only where ``keep_d_gx`` (else ``None``), ``d_gh``
-never written out. ``tsrnn.nn`` layers on the Numba backend use both.
+never written out. ``tsrnn.nn`` layers on the Numba backend use both. The Numba GRU also
+runs a linear head inside its time loops, for the forecaster's training loss
+(``tsrnn.nn.layer_head_sq_loss``)::
+
+    forward_projected_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y) -> out, h_n, resid, saved
+    backward_head(grad_hn, x, w_hh, b_hh, h0, out, saved, w_o, e, *, keep_d_gx=False)
+        -> d_gx, d_h0, None, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o
+
+``resid`` (T, B, O) = ``out @ w_o.T + b_o - y`` formed while each step's states are in cache;
+``e`` (T, B, O) the loss's gradient with respect to the head's outputs, from which the backward
+forms the states' gradient step by step (no ``grad_out`` (T, B, H)) and sums the head's
+gradients (``common/numba_head.py``).
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with an 8-row tile where Numba compiles for

@@ -265,9 +265,11 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     full backpropagation through time. Clipping acts on the optimizer's parameters (the flat
     one of :func:`flat_parameters` in a fit: the same norm). The head and the loss run as one op
     (:func:`tsrnn.kernels.common.numba_head.head_sq_loss`: ``net.head`` then the squared
-    error, as ``net(...)`` would give).
+    error, as ``net(...)`` would give), or, for a one-layer GRU on the Numba backend, the
+    layer, the head and the loss together (:func:`tsrnn.nn.layer_head_sq_loss`).
     """
     from tsrnn.kernels.common.numba_head import head_sq_loss  # imports Numba: not at start-up
+    from tsrnn.nn import layer_head_sq_loss
 
     # in place, not set to None: under :func:`flat_parameters` the parameters' gradients are
     # views of the one flat gradient the optimizer steps with, and must stay so
@@ -276,13 +278,17 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     chunk = W if bptt is None else min(int(bptt), W)
     total = targets.numel()
     state, loss_sum = None, 0.0
+    head = net.head
     for start in range(0, W, chunk):
-        hidden, state = net.rnn(inputs[start : start + chunk], state)
-        # net.head and the loss in one op each way (kernels/common/numba_head.py)
-        head = net.head
-        loss = head_sq_loss(
-            hidden, head.weight, head.bias, targets[start : start + chunk], 1.0 / total
-        )
+        x, y = inputs[start : start + chunk], targets[start : start + chunk]
+        # the layer, the head and the loss in one op each way where the layer allows it
+        fused = layer_head_sq_loss(net.rnn, x, state, head.weight, head.bias, y, 1.0 / total)
+        if fused is not None:
+            loss, state = fused
+        else:
+            hidden, state = net.rnn(x, state)
+            # net.head and the loss in one op each way (kernels/common/numba_head.py)
+            loss = head_sq_loss(hidden, head.weight, head.bias, y, 1.0 / total)
         loss.backward()
         loss_sum += float(loss.detach())
         state = detach_state(state)

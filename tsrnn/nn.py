@@ -14,7 +14,9 @@ step by step in its time loop (``forward_projected``: the (T, B, G*H) projection
 written out), and its backward sums the weight and bias gradients in its own time loop
 (``backward_with_weight_grads``, :mod:`tsrnn.kernels.common.numba_grads`), while each step's
 rows are in cache: the (T, B, G*H) gradients of the gates are never written out either,
-except where the layer's input needs a gradient.
+except where the layer's input needs a gradient. For the forecaster's training,
+:func:`layer_head_sq_loss` runs a one-layer GRU, its linear head and the squared-error loss
+as one Function, the head inside the kernel's time loops.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
@@ -207,6 +209,96 @@ class _NumbaLayer(torch.autograd.Function):
             None,
             None,
         )
+
+
+class _NumbaLayerHeadLoss(torch.autograd.Function):
+    """:class:`_NumbaLayer`, a linear head on every step's state and the scaled sum of squared
+    errors as one op (see :func:`layer_head_sq_loss`)."""
+
+    @staticmethod
+    def forward(ctx, x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target, scale, kernel):
+        from tsrnn.kernels.common.numba_head import sum_squares
+
+        out, hn, resid, saved = kernel.forward_projected_head(
+            x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target
+        )
+        ctx.kernel, ctx.scale = kernel, scale
+        ctx.save_for_backward(x, w_ih, w_hh, b_hh, h0, out, w_o, resid, *saved)
+        return x.new_tensor(scale * sum_squares(resid.numpy())), hn
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_loss, grad_hn):
+        x, w_ih, w_hh, b_hh, h0, out, w_o, resid, *saved = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        e = resid * (2.0 * ctx.scale * float(grad_loss))  # d loss / d (head's outputs)
+        d_gx, d_h0, _, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o = ctx.kernel.backward_head(
+            grad_hn.contiguous(), x, w_hh, b_hh, h0, out, tuple(saved), w_o, e, keep_d_gx=need[0]
+        )
+        d_x = (d_gx.reshape(-1, d_gx.shape[-1]) @ w_ih).view(x.shape) if need[0] else None
+        grads = (d_x, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_h0, d_w_o, d_b_o)
+        return (*[g if n else None for g, n in zip(grads, need)], None, None, None)
+
+
+def layer_head_sq_loss(rnn, x, state, weight, bias, target, scale):
+    """``scale * Σ (F.linear(rnn(x, state)[0], weight, bias) - target) ** 2`` and the layer's
+    final state, in one kernel call each way, or ``None`` where that does not apply.
+
+    It applies to a one-layer, unidirectional, sequence-first :class:`GRU` on the Numba
+    backend, with gradients enabled and at most
+    :data:`~tsrnn.kernels.common.numba_head.MAX_OUTPUTS` head outputs: the kernel forms each
+    step's residuals in its forward time loop while the new states are in cache, and in its
+    backward adds the head's gradient to the states' and sums the head's weight gradients, so
+    the layer's output (T, B, H) is not read again by the head, nor its gradient written out
+    and read back (:func:`tsrnn.kernels.common.numba_head.head_sq_loss` otherwise).
+
+    Parameters
+    ----------
+    rnn : torch.nn.Module
+    x : Tensor (T, B, I)
+    state : Tensor (1, B, H) or None
+    weight : Tensor (O, H)
+    bias : Tensor (O,)
+    target : Tensor (T, B, O)
+    scale : float
+
+    Returns
+    -------
+    (loss, h_n) : (Tensor (0-dim), Tensor (1, B, H)), or None
+    """
+    from tsrnn.kernels.common.numba_head import MAX_OUTPUTS
+
+    if not (
+        isinstance(rnn, GRU)
+        and rnn.num_layers == 1
+        and not rnn.bidirectional
+        and not rnn.batch_first
+        and torch.is_grad_enabled()
+        and isinstance(x, torch.Tensor)
+        and x.dim() == 3
+        and weight.shape[0] <= MAX_OUTPUTS
+        and x.dtype == weight.dtype == bias.dtype == target.dtype
+        and target.shape == (*x.shape[:2], weight.shape[0])
+        and resolve_backend(rnn.backend, x.device, x.dtype) == "numba"
+    ):
+        return None
+    rnn._check_input(x)
+    B = x.shape[1]
+    if state is None:
+        h0 = x.new_zeros((B, rnn.hidden_size))
+    else:
+        rnn._check_state(state, B, "hx", False)
+        h0 = state[0]
+    w_ih, w_hh = rnn.weight_ih_l0, rnn.weight_hh_l0
+    if rnn.bias:
+        b_ih, b_hh = rnn.bias_ih_l0, rnn.bias_hh_l0
+    else:
+        b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
+    kernel = get_kernel("gru", "numba")
+    loss, hn = _NumbaLayerHeadLoss.apply(
+        x, w_ih, b_ih, w_hh, b_hh, h0, weight, bias, target.contiguous(), float(scale), kernel
+    )
+    return loss, hn.unsqueeze(0)
 
 
 def recurrent_layer(

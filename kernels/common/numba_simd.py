@@ -289,3 +289,27 @@ def vnan_to(typingctx, x, y):
         return builder.select(builder.fcmp_ordered("ord", x, x), y, x)
 
     return x(x, y), codegen
+
+
+@intrinsic
+def vsum(typingctx, v):
+    """The sum of ``v``'s lanes, as a fixed tree of pairwise additions (halves added until one
+    lane is left)."""
+    if not isinstance(v, Vec):
+        return None
+
+    def codegen(context, builder, sig, args):
+        x = args[0]
+        i32 = ir.IntType(32)
+        n = x.type.count
+        while n > 1:
+            h = n // 2
+            undef = ir.Constant(x.type, ir.Undefined)
+            half = ir.VectorType(i32, h)
+            lo = builder.shuffle_vector(x, undef, ir.Constant(half, list(range(h))))
+            hi = builder.shuffle_vector(x, undef, ir.Constant(half, list(range(h, n))))
+            x = builder.fadd(lo, hi)
+            n = h
+        return builder.extract_element(x, ir.Constant(i32, 0))
+
+    return v.dtype(v), codegen

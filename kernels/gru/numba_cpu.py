@@ -29,6 +29,11 @@ The backward runs in reverse over chunks of such blocks, their rows and grouping
 alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
 :mod:`~tsrnn.kernels.common.numba_grads`); its plain ``backward`` (the package's calling
 convention) is the same loop writing the gate gradients out instead.
+
+With a linear head (``forward_projected_head``, ``backward_head``; the forecaster's training
+loss, :func:`tsrnn.nn.layer_head_sq_loss`) the forward forms each step's residuals right after
+its gates and the backward each step's state gradient from them, summing the head's weight
+gradients per chunk (:mod:`~tsrnn.kernels.common.numba_head`).
 """
 
 from __future__ import annotations
@@ -38,11 +43,12 @@ import torch
 from numba import prange, types
 from numba.extending import overload
 
-from tsrnn.kernels.common import numba_grads, workspace
+from tsrnn.kernels.common import numba_grads, numba_head, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
+from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
 from tsrnn.kernels.common.numba_linalg import (
     block_rows,
     padded,
@@ -145,15 +151,18 @@ def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
 
 
 @njit_parallel
-def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, save, R):
+def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, resid, save, R):
     """The time loop (see :func:`_forward_args` for ``w_c``, ``b_c``, ``w_n``, ``b_n``). Each
     block keeps its rows' step input and state side by side in ``xh`` (R, I + H), so one
     product forms the r and z pre-activations from both, and the n gate's recurrent part;
     a second, over the I input columns only, the n gate's input part ``gxn``. With ``gx``
-    given (T, B, 3H; I = 0) its rows are added to the biases instead."""
+    given (T, B, 3H; I = 0) its rows are added to the biases instead. With a head (``w_o``
+    (O, H), ``b_o`` (O,), targets ``y`` (T, B, O); O = 0: none) each step's residuals go to
+    ``resid`` (T, B, O) (:func:`~tsrnn.kernels.common.numba_head.head_rows`)."""
     T, B, H = out.shape
     I = xin.shape[2]
     pre = gx.shape[0] > 0
+    head = w_o.shape[0] > 0
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
@@ -181,6 +190,8 @@ def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, save, R):
             if I > 0:
                 rows_matmul_add(xh, w_n, gxn, nr)  # gxn = b_n + x @ w_n (xh's first I columns)
             _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
+            if head:
+                head_rows(xh, I, w_o, b_o, y, resid, t, b0, nr)
         for r in range(nr):
             for j in range(H):
                 hn[b0 + r, j] = xh[r, I + j]
@@ -234,13 +245,16 @@ def _backward_gates_overload(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, n
 @njit(inline="always")
 def _backward_gates_vector(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
     H = ghn.shape[2]  # dh's columns are padded
+    go = grad_out.shape[0] > 0  # else the head's gradient is in dh already
     L = vector_lanes(dh)
     Hv = H - H % L
     for r in range(nr):
         b = b0 + r
         q = o + r
         for j in range(0, Hv, L):
-            d = vadd(vload(dh, r, j), vload3(grad_out, t, b, j))
+            d = vload(dh, r, j)
+            if go:
+                d = vadd(d, vload3(grad_out, t, b, j))
             rg = vload3(gates, t, b, j)
             zg = vload3(gates, t, b, H + j)
             ng = vload3(gates, t, b, 2 * H + j)
@@ -257,7 +271,7 @@ def _backward_gates_vector(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr)
             vstore(dgh, q, 2 * H + j, dghn)
             vstore(dh, r, j, vmul(d, zg))
         for j in range(Hv, H):
-            d = dh[r, j] + grad_out[t, b, j]
+            d = dh[r, j] + grad_out[t, b, j] if go else dh[r, j]
             rj, z, n = gates[t, b, j], gates[t, b, H + j], gates[t, b, 2 * H + j]
             dn = d * one_minus(z) * one_minus(n * n)
             dz = d * (hp[b, j] - n) * z * one_minus(z)
@@ -278,8 +292,9 @@ def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
     for r in range(nr):
         b = b0 + r
         q = o + r
-        for j in range(H):
-            dh[r, j] += grad_out[t, b, j]
+        if grad_out.shape[0] > 0:  # else the head's gradient is in dh already
+            for j in range(H):
+                dh[r, j] += grad_out[t, b, j]
         for j in range(H):  # dn
             z, n = gates[t, b, H + j], gates[t, b, 2 * H + j]
             dgx[q, 2 * H + j] = dh[r, j] * one_minus(z) * one_minus(n * n)
@@ -298,10 +313,15 @@ def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
 
 
 @njit_parallel
-def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, R, per_chunk,
-              part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, w_o, e, hacc, R,
+              per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+    """With a head (``w_o`` (O, H); O = 0: none), ``grad_out`` is empty and the states'
+    gradient from the head, ``e[t] @ w_o`` (``e`` (T, B, O)), is formed in the time loop, the
+    head's weight and bias gradients summed into ``hacc`` (C, O, H + 1), float64, per chunk
+    (:func:`~tsrnn.kernels.common.numba_head.head_backward_rows`)."""
     T, B, GH = gates.shape
     H = GH // 3
+    head = w_o.shape[0] > 0
     fused = part.shape[0] > 0  # accumulate the weight gradients (numba_grads)
     keep_gx, keep_gh = d_gx.shape[0] > 0, d_gh.shape[0] > 0
     blocks = (B + R - 1) // R
@@ -309,6 +329,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
         dgx, xs, hs, seg = block_buffers(part, c, R, x.shape[2], H, gates)
         dgh = np.zeros_like(dgx)
         dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
+        stage = np.empty((1, w_o.shape[1]), dtype=gates.dtype)  # the head's row sums
         for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
             b0 = blk * R
             nr = min(R, B - b0)
@@ -320,6 +341,8 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
             for t in range(T - 1, -1, -1):
                 hp = out[t - 1] if t > 0 else h0  # h_prev of every row
                 o = s * nr  # the slot's first row
+                if head:
+                    head_backward_rows(dh, e, w_o, out, hacc, stage, c, t, b0, nr)
                 _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr)
                 for r in range(nr):
                     b = b0 + r
@@ -350,7 +373,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     """
     gx = as_array(gx)
     args = _forward_args(None, None, None, w_hh, b_hh, gx.dtype)
-    return _run_forward(gx, args, gx.shape[0], h0, save)
+    return _run_forward(gx, args, gx.shape[0], h0, save)[:4]
 
 
 def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
@@ -358,10 +381,25 @@ def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
     the time loop; x (T, B, I), w_ih (3H, I), b_ih (3H,) or None."""
     dtype = as_array(h0).dtype
     args = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
-    return _run_forward(np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, save)
+    return _run_forward(np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, save)[:4]
 
 
-def _run_forward(gx, args, T, h0, save):
+def forward_projected_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y):
+    """:func:`forward_projected` (saving for backward) with a linear head on every step's
+    state: w_o (O, H), b_o (O,), targets y (T, B, O). Returns ``out``, ``h_n``, ``resid``
+    (T, B, O) = ``out @ w_o.T + b_o - y``, formed in the time loop, and ``saved``."""
+    dtype = as_array(h0).dtype
+    args = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
+    head = (as_array(w_o), as_array(b_o), as_array(y))
+    out, hn, _, saved, resid = _run_forward(
+        np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, True, head
+    )
+    return out, hn, resid, saved
+
+
+def _run_forward(gx, args, T, h0, save, head=None):
+    """The kernel call; ``head`` None or ``(w_o, b_o, y)``. Returns ``(out, h_n, None,
+    saved, resid)``, ``resid`` None without a head."""
     B, H = h0.shape
     GH = 3 * H
     dtype = h0.dtype
@@ -370,11 +408,16 @@ def _run_forward(gx, args, T, h0, save):
     shape_g, shape_n = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
     gates = workspace.empty(shape_g, dtype)
     ghn = workspace.empty(shape_n, dtype)
+    if head is None:
+        head_args, resid = numba_head.no_head(out.numpy().dtype), None
+    else:
+        resid = workspace.empty((T, B, head[0].shape[0]), dtype)
+        head_args = (*head, resid.numpy())
     _forward(
-        gx, *args, as_array(h0), out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), save,
-        block_rows(B),
+        gx, *args, as_array(h0), out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), *head_args,
+        save, block_rows(B),
     )
-    return out, hn, None, ((gates, ghn) if save else ())
+    return out, hn, None, ((gates, ghn) if save else ()), resid
 
 
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
@@ -396,19 +439,35 @@ def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0
     """
     T, B, GH = saved[0].shape
     d_gx = workspace.empty((T, B, GH), saved[0].dtype) if keep_d_gx else None
-    d_h0, grads = _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, None)
+    d_h0, grads = _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, None)[:2]
     return (d_gx, d_h0, None, *grads)
 
 
-def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh):
-    """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
+def backward_head(grad_hn, x, w_hh, b_hh, h0, out, saved, w_o, e, *, keep_d_gx=False):
+    """:func:`backward_with_weight_grads` after :func:`forward_projected_head`: the gradient
+    reaches the states through the head only, ``e`` (T, B, O) being the loss's gradient with
+    respect to the head's outputs, and the head's gradients are summed in the same pass.
+
+    Returns ``(d_gx, d_h0, None, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o)``.
+    """
+    T, B, GH = saved[0].shape
+    d_gx = workspace.empty((T, B, GH), saved[0].dtype) if keep_d_gx else None
+    d_h0, grads, head = _run_backward(None, grad_hn, w_hh, h0, out, saved, x, d_gx, None, (w_o, e))
+    return (d_gx, d_h0, None, *grads, *head)
+
+
+def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=None):
+    """The kernel call; weight gradients where ``x`` is given; ``head`` None or ``(w_o, e)``
+    (``grad_out`` then None). Returns ``(d_h0, grads, head_grads)``."""
     gates, ghn = saved
     _, B, GH = gates.shape
     xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
+    go = numba_grads.or_none(grad_out, xa)
+    w_o, e, hacc = numba_head.head_backward_args(head, tail[2].shape[0], GH // 3, xa.dtype)
     _backward(
-        as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
+        go, as_array(grad_hn), padded_columns(w_hh), as_array(h0),
         as_array(out), as_array(gates), as_array(ghn), xa, numba_grads.or_none(d_gx, xa),
-        numba_grads.or_none(d_gh, xa), d_h0.numpy(), *tail,
+        numba_grads.or_none(d_gh, xa), d_h0.numpy(), w_o, e, hacc, *tail,
     )
-    return d_h0, grads
+    return d_h0, grads, numba_head.head_grads(hacc, w_o.dtype)
