@@ -59,6 +59,7 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         numba_head._forward_parallel(a, a, a[0], a, a.copy())
         numba_head._backward_parallel(a, a, a, 1.0, a.copy(), a.copy(), a[0].copy())
         numba_head.sum_squares(np.zeros((1, 1, 1), dtype=name))  # the GRU's fused head
+        numba_head.head_grads(np.zeros((1, 1, 2)), dtype)
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES

@@ -252,15 +252,29 @@ def head_backward_args(head, chunks: int, H: int, dtype):
 
 
 def head_grads(hacc, dtype):
-    """``(d_w_o, d_b_o)`` from the chunks' partials ``hacc`` (C, O, H + 1), added in chunk
-    order; ``()`` without a head."""
+    """``(d_w_o, d_b_o)`` tensors of ``dtype`` from the chunks' partials ``hacc`` (C, O, H + 1),
+    added in chunk order (:func:`_reduce_head`); ``()`` without a head."""
     if hacc.shape[1] == 0:
         return ()
-    total = np.zeros(hacc.shape[1:])  # no chunks (no rows): zero gradients
-    for c in range(hacc.shape[0]):
-        total += hacc[c]
-    total = torch.from_numpy(total.astype(dtype))
-    return total[:, :-1].contiguous(), total[:, -1].contiguous()
+    O, H1 = hacc.shape[1:]
+    d_w_o = torch.empty((O, H1 - 1), dtype=dtype)
+    d_b_o = torch.empty(O, dtype=dtype)
+    _reduce_head(hacc, d_w_o.numpy(), d_b_o.numpy())
+    return d_w_o, d_b_o
+
+
+@njit
+def _reduce_head(hacc, d_w_o, d_b_o):
+    O, H = d_w_o.shape
+    for o in range(O):
+        for j in range(H + 1):
+            total = 0.0  # no chunks (no rows): zero gradients
+            for c in range(hacc.shape[0]):
+                total += hacc[c, o, j]
+            if j < H:
+                d_w_o[o, j] = total
+            else:
+                d_b_o[o] = total
 
 
 def no_head(dtype):

@@ -470,4 +470,4 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
         as_array(out), as_array(gates), as_array(ghn), xa, numba_grads.or_none(d_gx, xa),
         numba_grads.or_none(d_gh, xa), d_h0.numpy(), w_o, e, hacc, *tail,
     )
-    return d_h0, grads, numba_head.head_grads(hacc, w_o.dtype)
+    return d_h0, grads, numba_head.head_grads(hacc, d_h0.dtype)
