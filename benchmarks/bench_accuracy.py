@@ -159,6 +159,11 @@ def main(argv=None):
         help="random_state values of the RNN; its MASE is the mean over them",
     )
     args = p.parse_args(argv)
+    import tsrnn
+
+    # compile (or load) the default model's kernels first: a cold Numba cache would
+    # otherwise land in the first dataset's fit time
+    tsrnn.warmup(cells=["gru"], dtypes=["float32"])
     rows = []
     for name in args.datasets:
         loader, m = DATASETS[name]
