@@ -189,3 +189,25 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
     assert l1 == pytest.approx(l2, rel=1e-5)
     for a, b in zip(p1, p2):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_the_forecasters_gru_fit_takes_the_fused_op(monkeypatch):
+    """The default model's training (a one-layer GRU on the CPU) runs on the fused op: a change
+    that made it fall back would lose its speed without failing any other test."""
+    import numpy as np
+    import pandas as pd
+
+    from tsrnn import RNNForecaster
+
+    calls = []
+    real = tnn.layer_head_sq_loss
+
+    def counting(*args):
+        res = real(*args)
+        calls.append(res is not None)
+        return res
+
+    monkeypatch.setattr(tnn, "layer_head_sq_loss", counting)
+    y = pd.Series(np.sin(np.arange(120) / 4.0), index=pd.RangeIndex(120))
+    RNNForecaster(hidden_size=8, window=12, max_epochs=2, random_state=0).fit(y)
+    assert calls and all(calls)
