@@ -3,11 +3,13 @@ against torch.nn's GRU, ``F.linear`` and the sum of squares: the loss, the final
 every gradient; where it applies; and that training steps take it with the same results."""
 
 import numba
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 
 import tsrnn.nn as tnn
-from tsrnn import _training
+from tsrnn import RNNForecaster, _training
 from tsrnn.kernels.common.numba_head import MAX_OUTPUTS
 
 TOL = {torch.float64: dict(rtol=1e-10, atol=1e-12), torch.float32: dict(rtol=2e-5, atol=2e-6)}
@@ -160,6 +162,17 @@ def test_bad_state_raises_as_the_layer_does():
         tnn.layer_head_sq_loss(rnn, x, torch.zeros(1, 2, 4), w, b, y, scale)
 
 
+def _counting(real, calls):
+    """``real`` (the fused op), recording for each call whether it applied."""
+
+    def counting(*args):
+        res = real(*args)
+        calls.append(res is not None)
+        return res
+
+    return counting
+
+
 @pytest.mark.parametrize("bptt", [None, 4])
 def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
     """One optimisation step with and without the fused op: the same loss and parameters."""
@@ -170,13 +183,7 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
     twin.load_state_dict(net.state_dict())
     inputs, targets = torch.randn(10, 6, 3), torch.randn(10, 6, 2)
     calls = []
-    real = tnn.layer_head_sq_loss
-
-    def counting(*args):
-        res = real(*args)
-        calls.append(res is not None)
-        return res
-
+    counting = _counting(tnn.layer_head_sq_loss, calls)
     results = []
     for model, fused in ((net, True), (twin, False)):
         monkeypatch.setattr(tnn, "layer_head_sq_loss", counting if fused else lambda *a: None)
@@ -194,20 +201,8 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
 def test_the_forecasters_gru_fit_takes_the_fused_op(monkeypatch):
     """The default model's training (a one-layer GRU on the CPU) runs on the fused op: a change
     that made it fall back would lose its speed without failing any other test."""
-    import numpy as np
-    import pandas as pd
-
-    from tsrnn import RNNForecaster
-
     calls = []
-    real = tnn.layer_head_sq_loss
-
-    def counting(*args):
-        res = real(*args)
-        calls.append(res is not None)
-        return res
-
-    monkeypatch.setattr(tnn, "layer_head_sq_loss", counting)
+    monkeypatch.setattr(tnn, "layer_head_sq_loss", _counting(tnn.layer_head_sq_loss, calls))
     y = pd.Series(np.sin(np.arange(120) / 4.0), index=pd.RangeIndex(120))
     RNNForecaster(hidden_size=8, window=12, max_epochs=2, random_state=0).fit(y)
     assert calls and all(calls)
