@@ -173,18 +173,18 @@ def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
         d_b_hh[j] = res[I + H + (0 if same else 1), j]
 
 
-def plan(B: int, I: int, H: int, GH: int, dtype, fused: bool):
+def plan(B: int, I: int, H: int, GH: int, dtype, fused: bool, max_rows: int = BLOCK_ROWS):
     """Block rows, blocks per chunk and the partials' scratch of a backward over ``B`` rows.
 
     ``fused``: accumulate weight gradients (``B // MIN_BLOCKS`` rows a block, at least 1 and
-    at most :data:`BLOCK_ROWS`; chunks of whole blocks, a partial each); else no partials
+    at most ``max_rows``; chunks of whole blocks, a partial each); else no partials
     (shape (0, ...)), one block a chunk and ``block_rows`` as the forward uses it. Returns
     ``(R, per_chunk, part)``.
     """
     GHp = padded(GH, dtype)
     if not fused:
         return block_rows(B), 1, np.empty((0, I + H + 2, GHp), dtype=dtype)
-    R = max(1, min(BLOCK_ROWS, B // MIN_BLOCKS))
+    R = max(1, min(max_rows, B // MIN_BLOCKS))
     blocks = -(-B // R)
     per_chunk = max(1, -(-blocks // MAX_CHUNKS))
     chunks = -(-blocks // per_chunk)
@@ -198,9 +198,9 @@ def weight_grad_buffers(GH: int, I: int, H: int, dtype: torch.dtype, fused: bool
     return [torch.zeros(s, dtype=dtype) for s in shapes]
 
 
-def backward_args(x, B: int, H: int, GH: int, like: torch.Tensor):
+def backward_args(x, B: int, H: int, GH: int, like: torch.Tensor, max_rows: int = BLOCK_ROWS):
     """What a backward kernel call takes for the weight gradients, given the layer input ``x``
-    (T, B, I), or ``None`` for a plain backward.
+    (T, B, I), or ``None`` for a plain backward; ``max_rows``: see :func:`plan`.
 
     Returns ``(xa, tail, grads)``: ``x``'s NumPy view (or an empty placeholder), the kernel's
     last arguments ``(R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh)``, and the four
@@ -209,7 +209,7 @@ def backward_args(x, B: int, H: int, GH: int, like: torch.Tensor):
     fused = x is not None
     dtype = like.detach().numpy().dtype
     xa = x.detach().contiguous().numpy() if fused else np.zeros((0, B, 0), dtype=dtype)
-    R, per_chunk, part = plan(B, xa.shape[2], H, GH, dtype, fused)
+    R, per_chunk, part = plan(B, xa.shape[2], H, GH, dtype, fused, max_rows)
     grads = weight_grad_buffers(GH, xa.shape[2], H, like.dtype, fused)
     return xa, (R, per_chunk, part, *[g.numpy() for g in grads]), (grads if fused else None)
 

@@ -50,12 +50,19 @@ def lanes(dtype) -> int:
     return VECTOR_BYTES * 8 // bits
 
 
-class Vec(types.Type):
-    """A SIMD vector of ``lanes(dtype)`` elements of ``dtype``."""
+GROUP = 4
+"""Vectors in a group (:func:`vgroup`): the gate passes evaluate their activations on
+``GROUP`` vectors of a row at once."""
 
-    def __init__(self, dtype):
+
+class Vec(types.Type):
+    """A SIMD vector of ``lanes(dtype)`` elements of ``dtype``, or with ``count`` > 1 a group of
+    that many vectors handled as one value (:func:`vgroup`)."""
+
+    def __init__(self, dtype, count=1):
         self.dtype = dtype
-        self.lanes = lanes(dtype)
+        self.count = count
+        self.lanes = lanes(dtype) * count
         super().__init__(name=f"Vec({dtype}x{self.lanes})")
 
 
@@ -144,6 +151,55 @@ def vzero(typingctx, a):
         return ir.Constant(context.get_value_type(vecty), None)
 
     return vecty(a), codegen
+
+
+@intrinsic
+def vgroup(typingctx, a):
+    """A group of :data:`GROUP` vectors of zeros of ``a``'s dtype: pass it as ``like`` to
+    :func:`vload_like` and :func:`vload3_like` to load whole groups.
+
+    Elementwise code on a group does each operation on its ``GROUP`` vectors one after the
+    other (LLVM splits the wide vector into registers), so a pass of long dependency chains,
+    the activations' ``exp`` and division, has ``GROUP`` independent chains interleaved in its
+    instruction stream rather than one chain after another: the CPU's scheduler, which holds
+    a few hundred waiting operations, then keeps its units busy. Results are the same, lane by
+    lane. Measured for the GRU's float32 gate pass (8 rows of H = 64, one thread): 30 against
+    41 ns per vector.
+    """
+    if not _check_2d(a):
+        return None
+    vecty = Vec(a.dtype, GROUP)
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(context.get_value_type(vecty), None)
+
+    return vecty(a), codegen
+
+
+@intrinsic
+def vload_like(typingctx, like, a, i, j):
+    """``a[i, j:j + n]``, ``n`` the lanes of ``like`` (a vector or a group: :func:`vgroup`)."""
+    if not (isinstance(like, Vec) and _check_2d(a) and like.dtype == a.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[1], args[1], args[2:], like)
+        return builder.load(ptr, align=1)
+
+    return like(like, a, i, j), codegen
+
+
+@intrinsic
+def vload3_like(typingctx, like, a, i, j, k):
+    """``a[i, j, k:k + n]`` of a 3-D C-contiguous array, ``n`` the lanes of ``like``."""
+    if not (isinstance(like, Vec) and _check_3d(a) and like.dtype == a.dtype):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ptr = _vector_pointer(context, builder, sig.args[1], args[1], args[2:], like)
+        return builder.load(ptr, align=1)
+
+    return like(like, a, i, j, k), codegen
 
 
 @intrinsic

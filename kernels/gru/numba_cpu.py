@@ -19,7 +19,10 @@ input part, which must stay apart from ``gh_n``, takes a second, I-deep product 
 where I = 4 made that projection's accumulators cost more than its arithmetic). In float32 the gate
 math of a row is one pass of explicit SIMD vectors, activations inline (:func:`_gates_vector`;
 forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads;
-likewise in backward, :func:`_backward_gates_vector`, 0.91-0.96x).
+likewise in backward, :func:`_backward_gates_vector`, 0.91-0.96x). The forward's gates run on
+whole groups of vectors (:func:`~tsrnn.kernels.common.numba_simd.vgroup`), so the long chains
+of their activations interleave, and each thread advances two blocks through a step, one after
+the other (:data:`INTERLEAVE`), so that one block's product overlaps the other's gate pass.
 In float64 it runs as short loops over contiguous rows, each writing one array that none of
 its reads can overlap (LLVM vectorises a loop only when a few runtime alias checks prove that;
 a loop reading and writing one array at offsets H apart stays scalar). Saved for backward: the
@@ -27,8 +30,9 @@ activated gates (T, B, 3H) and ``gh_n`` (T, B, H).
 
 The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
 alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
-:mod:`~tsrnn.kernels.common.numba_grads`); its plain ``backward`` (the package's calling
-convention) is the same loop writing the gate gradients out instead.
+:mod:`~tsrnn.kernels.common.numba_grads`; blocks of up to :data:`BACKWARD_ROWS` rows, each step
+run for one half of the block, then the other: :data:`HALF_ROWS`); its plain ``backward`` (the
+package's calling convention) is the same loop writing the gate gradients out instead.
 
 With a linear head (``forward_projected_head``, ``backward_head``; the forecaster's training
 loss, :func:`tsrnn.nn.layer_head_sq_loss`) the forward forms each step's residuals right after
@@ -38,6 +42,7 @@ gradients per chunk (:mod:`~tsrnn.kernels.common.numba_head`).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import torch
 from numba import prange, types
@@ -50,22 +55,27 @@ from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
 from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
 from tsrnn.kernels.common.numba_linalg import (
+    MAX_BLOCK_ROWS,
     block_rows,
     padded,
     padded_columns,
     rows_matmul_add,
 )
 from tsrnn.kernels.common.numba_simd import (
+    GROUP,
     vadd,
     vector_lanes,
+    vgroup,
     vload,
     vload3,
+    vload_like,
     vmul,
     vmuladd,
     vsplat,
     vstore,
     vstore3,
     vsub,
+    vzero,
 )
 
 GATES = 3
@@ -92,27 +102,24 @@ def _gates_overload(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
 def _gates_vector(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     """All gates of a row in one pass of SIMD vectors (:mod:`numba_simd`), the activations
     inline (:func:`vsigmoid`, :func:`vtanh`): written as separate loops, LLVM vectorises each
-    at half the register width and loads and stores every intermediate. Columns past the last
-    whole vector go through :func:`_gates_loops`'s arithmetic, one at a time."""
+    at half the register width and loads and stores every intermediate. Whole groups of
+    vectors first (:func:`~tsrnn.kernels.common.numba_simd.vgroup`: their activations'
+    chains interleaved), then single vectors; columns past the last whole vector go through
+    :func:`_gates_loops`'s arithmetic, one at a time."""
     H = out.shape[2]
     s0 = xh.shape[1] - H  # the state's first column in xh
     L = vector_lanes(gh)
+    G = L * GROUP
     Hv = H - H % L
     for r in range(nr):
         b = b0 + r
-        for j in range(0, Hv, L):
-            rg = vsigmoid(vload(gh, r, j))
-            zg = vsigmoid(vload(gh, r, H + j))
-            ghn_j = vload(gh, r, 2 * H + j)
-            ng = vtanh(vmuladd(rg, ghn_j, vload(gxn, r, j)))
-            hj = vmuladd(zg, vsub(vload(xh, r, s0 + j), ng), ng)
-            if save:
-                vstore3(gates, t, b, j, rg)
-                vstore3(gates, t, b, H + j, zg)
-                vstore3(gates, t, b, 2 * H + j, ng)
-                vstore3(ghn, t, b, j, ghn_j)
-            vstore3(out, t, b, j, hj)
-            vstore(xh, r, s0 + j, hj)
+        j = 0
+        while j + G <= H:
+            _gate_columns(vgroup(gh), gh, gxn, xh, out, gates, ghn, t, b, r, s0, j, save)
+            j += G
+        while j < Hv:
+            _gate_columns(vzero(gh), gh, gxn, xh, out, gates, ghn, t, b, r, s0, j, save)
+            j += L
         for j in range(Hv, H):
             rj = sigmoid(gh[r, j])
             zj = sigmoid(gh[r, H + j])
@@ -125,6 +132,25 @@ def _gates_vector(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
                 ghn[t, b, j] = gh[r, 2 * H + j]
             out[t, b, j] = hj
             xh[r, s0 + j] = hj
+
+
+@njit(inline="always")
+def _gate_columns(like, gh, gxn, xh, out, gates, ghn, t, b, r, s0, j, save):
+    """Columns ``j .. j+n-1`` of row ``r`` (batch row ``b``) of :func:`_gates_vector`, ``n``
+    the lanes of ``like`` (a vector or a group of them)."""
+    H = out.shape[2]
+    rg = vsigmoid(vload_like(like, gh, r, j))
+    zg = vsigmoid(vload_like(like, gh, r, H + j))
+    ghn_j = vload_like(like, gh, r, 2 * H + j)
+    ng = vtanh(vmuladd(rg, ghn_j, vload_like(like, gxn, r, j)))
+    hj = vmuladd(zg, vsub(vload_like(like, xh, r, s0 + j), ng), ng)
+    if save:
+        vstore3(gates, t, b, j, rg)
+        vstore3(gates, t, b, H + j, zg)
+        vstore3(gates, t, b, 2 * H + j, ng)
+        vstore3(ghn, t, b, j, ghn_j)
+    vstore3(out, t, b, j, hj)
+    vstore(xh, r, s0 + j, hj)
 
 
 @njit(inline="always")
@@ -150,51 +176,83 @@ def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
             xh[r, s0 + j] = out[t, b, j]
 
 
+INTERLEAVE = 2
+"""Blocks a thread advances through each step together, one after the other, where the batch
+has enough blocks to keep every thread busy so (see :func:`_forward`)."""
+
+
 @njit_parallel
-def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, resid, save, R):
+def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, resid, save, R,
+             K):
     """The time loop (see :func:`_forward_args` for ``w_c``, ``b_c``, ``w_n``, ``b_n``). Each
     block keeps its rows' step input and state side by side in ``xh`` (R, I + H), so one
     product forms the r and z pre-activations from both, and the n gate's recurrent part;
     a second, over the I input columns only, the n gate's input part ``gxn``. With ``gx``
     given (T, B, 3H; I = 0) its rows are added to the biases instead. With a head (``w_o``
     (O, H), ``b_o`` (O,), targets ``y`` (T, B, O); O = 0: none) each step's residuals go to
-    ``resid`` (T, B, O) (:func:`~tsrnn.kernels.common.numba_head.head_rows`)."""
+    ``resid`` (T, B, O) (:func:`~tsrnn.kernels.common.numba_head.head_rows`).
+
+    A thread takes ``K`` blocks at a time (:func:`interleave`) and runs each step for one,
+    then the next: a block's product does not wait for the previous block's gate pass, so the
+    CPU starts it while the gates' long chains finish. A row's arithmetic does not depend on
+    ``R`` or ``K``."""
     T, B, H = out.shape
     I = xin.shape[2]
-    pre = gx.shape[0] > 0
-    head = w_o.shape[0] > 0
-    for blk in prange((B + R - 1) // R):
-        b0 = blk * R
-        nr = min(R, B - b0)
-        xh = np.zeros((R, I + H), dtype=out.dtype)
-        for r in range(nr):
-            for j in range(H):
-                xh[r, I + j] = h0[b0 + r, j]
-        gh = np.zeros((R, w_c.shape[1]), dtype=out.dtype)
-        gxn = np.zeros((R, w_n.shape[1]), dtype=out.dtype)
+    blocks = (B + R - 1) // R
+    for p in prange((blocks + K - 1) // K):
+        nb = min(K, blocks - p * K)
+        xh = np.zeros((K, R, I + H), dtype=out.dtype)
+        gh = np.zeros((K, R, w_c.shape[1]), dtype=out.dtype)
+        gxn = np.zeros((K, R, w_n.shape[1]), dtype=out.dtype)
+        for k in range(nb):
+            b0 = (p * K + k) * R
+            for r in range(min(R, B - b0)):
+                for j in range(H):
+                    xh[k, r, I + j] = h0[b0 + r, j]
         for t in range(T):
-            for r in range(nr):
-                for i in range(I):
-                    xh[r, i] = xin[t, b0 + r, i]
-                for j in range(w_c.shape[1]):
-                    gh[r, j] = b_c[j]
-                for j in range(w_n.shape[1]):
-                    gxn[r, j] = b_n[j]
-            if pre:
-                for r in range(nr):
-                    for j in range(2 * H):
-                        gh[r, j] += gx[t, b0 + r, j]
-                    for j in range(H):
-                        gxn[r, j] += gx[t, b0 + r, 2 * H + j]
-            rows_matmul_add(xh, w_c, gh, nr)  # gh = b_c + [x, h] @ w_c
-            if I > 0:
-                rows_matmul_add(xh, w_n, gxn, nr)  # gxn = b_n + x @ w_n (xh's first I columns)
-            _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
-            if head:
-                head_rows(xh, I, w_o, b_o, y, resid, t, b0, nr)
+            for k in range(nb):
+                b0 = (p * K + k) * R
+                _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, resid,
+                              save, xh[k], gh[k], gxn[k], t, b0, min(R, B - b0))
+        for k in range(nb):
+            b0 = (p * K + k) * R
+            for r in range(min(R, B - b0)):
+                for j in range(H):
+                    hn[b0 + r, j] = xh[k, r, I + j]
+
+
+@njit(inline="always")
+def _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, resid, save, xh, gh,
+                  gxn, t, b0, nr):
+    """Step ``t`` of the block of rows ``b0 .. b0+nr-1``, its scratch ``xh``, ``gh``, ``gxn``."""
+    H = out.shape[2]
+    I = xin.shape[2]
+    for r in range(nr):
+        for i in range(I):
+            xh[r, i] = xin[t, b0 + r, i]
+        for j in range(w_c.shape[1]):
+            gh[r, j] = b_c[j]
+        for j in range(w_n.shape[1]):
+            gxn[r, j] = b_n[j]
+    if gx.shape[0] > 0:
         for r in range(nr):
+            for j in range(2 * H):
+                gh[r, j] += gx[t, b0 + r, j]
             for j in range(H):
-                hn[b0 + r, j] = xh[r, I + j]
+                gxn[r, j] += gx[t, b0 + r, 2 * H + j]
+    rows_matmul_add(xh, w_c, gh, nr)  # gh = b_c + [x, h] @ w_c
+    if I > 0:
+        rows_matmul_add(xh, w_n, gxn, nr)  # gxn = b_n + x @ w_n (xh's first I columns)
+    _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
+    if w_o.shape[0] > 0:
+        head_rows(xh, I, w_o, b_o, y, resid, t, b0, nr)
+
+
+def interleave(B: int) -> int:
+    """Blocks a thread of the forward takes at a time: :data:`INTERLEAVE` where the batch has
+    that many blocks for every thread, else 1."""
+    blocks = -(-B // block_rows(B))
+    return INTERLEAVE if blocks >= INTERLEAVE * numba.get_num_threads() else 1
 
 
 def _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype):
@@ -312,6 +370,17 @@ def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
             dh[r, j] *= gates[t, b, H + j]
 
 
+BACKWARD_ROWS = 2 * MAX_BLOCK_ROWS
+"""Most rows of a block of the backward that sums weight gradients: two halves of
+:data:`HALF_ROWS`."""
+
+HALF_ROWS = MAX_BLOCK_ROWS
+"""Rows of a half block of the backward. Each step runs for one half, then the other (the head's
+gradient, the gates, the recurrent product): the second half's product does not wait for the
+first's gate pass, so the CPU overlaps them (as the forward does with :data:`INTERLEAVE`), and
+the staged weight-gradient sums add twice the rows at a time."""
+
+
 @njit_parallel
 def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, w_o, e, hacc, R,
               per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
@@ -341,9 +410,14 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
             for t in range(T - 1, -1, -1):
                 hp = out[t - 1] if t > 0 else h0  # h_prev of every row
                 o = s * nr  # the slot's first row
-                if head:
-                    head_backward_rows(dh, e, w_o, out, hacc, stage, c, t, b0, nr)
-                _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr)
+                for i in range(0, nr, HALF_ROWS):  # the block's halves, one after the other
+                    m = min(HALF_ROWS, nr - i)
+                    dhi = dh[i : i + m]
+                    if head:
+                        head_backward_rows(dhi, e, w_o, out, hacc, stage, c, t, b0 + i, m)
+                    _backward_gates(dhi, grad_out, gates, ghn, hp, dgx, dgh, t, b0 + i, o + i, m)
+                    # dh_prev += d_gh @ W_hh
+                    rows_matmul_add(dgh[o + i : o + i + m], w_hh, dhi, m)
                 for r in range(nr):
                     b = b0 + r
                     q = o + r
@@ -353,7 +427,6 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
                     if keep_gh:
                         for j in range(GH):
                             d_gh[t, b, j] = dgh[q, j]
-                rows_matmul_add(dgh[o : o + nr], w_hh, dh, nr)  # dh_prev += d_gh @ W_hh
                 if fused:
                     s, f = step_done(
                         part[c], seg, xs, hs, dgx, dgh, x[t], hp, b0, o, nr, s, f, t == 0, False
@@ -415,7 +488,7 @@ def _run_forward(gx, args, T, h0, save, head=None):
         head_args = (*head, resid.numpy())
     _forward(
         gx, *args, as_array(h0), out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), *head_args,
-        save, block_rows(B),
+        save, block_rows(B), interleave(B),
     )
     return out, hn, None, ((gates, ghn) if save else ()), resid
 
@@ -461,7 +534,7 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
     (``grad_out`` then None). Returns ``(d_h0, grads, head_grads)``."""
     gates, ghn = saved
     _, B, GH = gates.shape
-    xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates)
+    xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates, BACKWARD_ROWS)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     go = numba_grads.or_none(grad_out, xa)
     w_o, e, hacc = numba_head.head_backward_args(head, tail[2].shape[0], GH // 3, xa.dtype)

@@ -12,7 +12,9 @@ blocks), each advanced through every step with one blocked recurrent product
 (:func:`rows_matmul_add`); in float32 the gate math of a row, forward and backward, is one pass
 of explicit SIMD vectors with the activations inline (:func:`_gates_vector`,
 :func:`_backward_gates_vector`), in float64 short loops, each writing one array, that LLVM
-vectorises. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
+vectorises. The forward's gate pass takes whole groups of vectors at a time
+(:func:`~tsrnn.kernels.common.numba_simd.vgroup`), so the long chains of its five activations
+interleave. Saved for backward: the activated gates (T, B, 4H) and the cell states (T, B, H).
 
 The backward runs in reverse over chunks of such blocks, their rows and grouping set by ``B``
 alone, and sums the layer's weight gradients in its time loop (``backward_with_weight_grads``,
@@ -41,16 +43,20 @@ from tsrnn.kernels.common.numba_linalg import (
     step_inputs,
 )
 from tsrnn.kernels.common.numba_simd import (
+    GROUP,
     vadd,
     vector_lanes,
+    vgroup,
     vload,
     vload3,
+    vload_like,
     vmul,
     vmuladd,
     vsplat,
     vstore,
     vstore3,
     vsub,
+    vzero,
 )
 
 GATES = 4
@@ -73,29 +79,23 @@ def _gates_overload(pre, h, c, out, gates, cs, t, b0, nr, save):
 
 @njit(inline="always")
 def _gates_vector(pre, h, c, out, gates, cs, t, b0, nr, save):
-    """All gates of a row in one pass of SIMD vectors, the activations inline; the columns
-    past the last whole vector one at a time, with the same arithmetic."""
+    """All gates of a row in one pass of SIMD vectors, the activations inline: whole groups of
+    vectors first (:func:`~tsrnn.kernels.common.numba_simd.vgroup`: their activations' chains
+    interleaved), then single vectors; the columns past the last whole vector one at a time,
+    with the same arithmetic."""
     H = h.shape[1]
     L = vector_lanes(h)
+    G = L * GROUP
     Hv = H - H % L
     for r in range(nr):
         b = b0 + r
-        for j in range(0, Hv, L):
-            ig = vsigmoid(vload(pre, r, j))
-            fg = vsigmoid(vload(pre, r, H + j))
-            gg = vtanh(vload(pre, r, 2 * H + j))
-            og = vsigmoid(vload(pre, r, 3 * H + j))
-            cj = vmuladd(fg, vload(c, r, j), vmul(ig, gg))
-            hj = vmul(og, vtanh(cj))
-            vstore(c, r, j, cj)
-            vstore(h, r, j, hj)
-            vstore3(out, t, b, j, hj)
-            if save:
-                vstore3(gates, t, b, j, ig)
-                vstore3(gates, t, b, H + j, fg)
-                vstore3(gates, t, b, 2 * H + j, gg)
-                vstore3(gates, t, b, 3 * H + j, og)
-                vstore3(cs, t, b, j, cj)
+        j = 0
+        while j + G <= H:
+            _gate_columns(vgroup(h), pre, h, c, out, gates, cs, t, b, r, j, save)
+            j += G
+        while j < Hv:
+            _gate_columns(vzero(h), pre, h, c, out, gates, cs, t, b, r, j, save)
+            j += L
         for j in range(Hv, H):
             ij = sigmoid(pre[r, j])
             fj = sigmoid(pre[r, H + j])
@@ -112,6 +112,28 @@ def _gates_vector(pre, h, c, out, gates, cs, t, b0, nr, save):
                 gates[t, b, 2 * H + j] = gj
                 gates[t, b, 3 * H + j] = oj
                 cs[t, b, j] = cj
+
+
+@njit(inline="always")
+def _gate_columns(like, pre, h, c, out, gates, cs, t, b, r, j, save):
+    """Columns ``j .. j+n-1`` of row ``r`` (batch row ``b``) of :func:`_gates_vector`, ``n``
+    the lanes of ``like`` (a vector or a group of them)."""
+    H = h.shape[1]
+    ig = vsigmoid(vload_like(like, pre, r, j))
+    fg = vsigmoid(vload_like(like, pre, r, H + j))
+    gg = vtanh(vload_like(like, pre, r, 2 * H + j))
+    og = vsigmoid(vload_like(like, pre, r, 3 * H + j))
+    cj = vmuladd(fg, vload_like(like, c, r, j), vmul(ig, gg))
+    hj = vmul(og, vtanh(cj))
+    vstore(c, r, j, cj)
+    vstore(h, r, j, hj)
+    vstore3(out, t, b, j, hj)
+    if save:
+        vstore3(gates, t, b, j, ig)
+        vstore3(gates, t, b, H + j, fg)
+        vstore3(gates, t, b, 2 * H + j, gg)
+        vstore3(gates, t, b, 3 * H + j, og)
+        vstore3(cs, t, b, j, cj)
 
 
 @njit(inline="always")
