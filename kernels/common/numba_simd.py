@@ -176,17 +176,22 @@ def vgroup(typingctx, a):
     return vecty(a), codegen
 
 
-@intrinsic
-def vload_like(typingctx, like, a, i, j):
-    """``a[i, j:j + n]``, ``n`` the lanes of ``like`` (a vector or a group: :func:`vgroup`)."""
-    if not (isinstance(like, Vec) and _check_2d(a) and like.dtype == a.dtype):
-        return None
+def _load_like(like):
+    """The codegen of a load of ``like``'s lanes from ``args[1]`` at the indices after it."""
 
     def codegen(context, builder, sig, args):
         ptr = _vector_pointer(context, builder, sig.args[1], args[1], args[2:], like)
         return builder.load(ptr, align=1)
 
-    return like(like, a, i, j), codegen
+    return codegen
+
+
+@intrinsic
+def vload_like(typingctx, like, a, i, j):
+    """``a[i, j:j + n]``, ``n`` the lanes of ``like`` (a vector or a group: :func:`vgroup`)."""
+    if not (isinstance(like, Vec) and _check_2d(a) and like.dtype == a.dtype):
+        return None
+    return like(like, a, i, j), _load_like(like)
 
 
 @intrinsic
@@ -194,12 +199,7 @@ def vload3_like(typingctx, like, a, i, j, k):
     """``a[i, j, k:k + n]`` of a 3-D C-contiguous array, ``n`` the lanes of ``like``."""
     if not (isinstance(like, Vec) and _check_3d(a) and like.dtype == a.dtype):
         return None
-
-    def codegen(context, builder, sig, args):
-        ptr = _vector_pointer(context, builder, sig.args[1], args[1], args[2:], like)
-        return builder.load(ptr, align=1)
-
-    return like(like, a, i, j, k), codegen
+    return like(like, a, i, j, k), _load_like(like)
 
 
 @intrinsic

@@ -178,7 +178,7 @@ def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
 
 INTERLEAVE = 2
 """Blocks a thread advances through each step together, one after the other, where the batch
-has enough blocks to keep every thread busy so (see :func:`_forward`)."""
+has that many blocks for every thread (see :func:`_forward` and :func:`interleave`)."""
 
 
 @njit_parallel
