@@ -51,7 +51,7 @@ def _loss_state_grads(fn, params, x, h0, upstream):
         (12, 33, 4, 20, 2, True),  # whole vectors and a tail; blocks of several sizes
         (9, 1, 2, 24, 3, False),
         (30, 17, 2, 32, MAX_OUTPUTS, True),
-        (6, 37, 3, 83, 1, True),  # groups of vectors, single ones and a tail; interleaved blocks
+        (6, 37, 3, 83, 1, True),  # groups of vectors, single ones and a tail; half blocks
     ],
 )
 @pytest.mark.parametrize("with_h0", [False, True], ids=["h0=None", "h0"])

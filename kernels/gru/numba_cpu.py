@@ -21,8 +21,8 @@ math of a row is one pass of explicit SIMD vectors, activations inline (:func:`_
 forward 0.86x the time of the loops below at the electricity benchmark's shape, 2 threads;
 likewise in backward, :func:`_backward_gates_vector`, 0.91-0.96x). The forward's gates run on
 whole groups of vectors (:func:`~tsrnn.kernels.common.numba_simd.vgroup`), so the long chains
-of their activations interleave, and each thread advances two blocks through a step, one after
-the other (:data:`INTERLEAVE`), so that one block's product overlaps the other's gate pass.
+of their activations interleave, and each step runs for one half of a block of up to 16 rows,
+then the other (:data:`HALF_ROWS`), so that one half's product overlaps the other's gate pass.
 In float64 it runs as short loops over contiguous rows, each writing one array that none of
 its reads can overlap (LLVM vectorises a loop only when a few runtime alias checks prove that;
 a loop reading and writing one array at offsets H apart stays scalar). Saved for backward: the
@@ -56,7 +56,6 @@ from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_d
 from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
 from tsrnn.kernels.common.numba_linalg import (
     MAX_BLOCK_ROWS,
-    block_rows,
     padded,
     padded_columns,
     rows_matmul_add,
@@ -176,14 +175,20 @@ def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
             xh[r, s0 + j] = out[t, b, j]
 
 
-INTERLEAVE = 2
-"""Blocks a thread advances through each step together, one after the other, where the batch
-has that many blocks for every thread (see :func:`_forward` and :func:`interleave`)."""
+HALF_ROWS = MAX_BLOCK_ROWS
+"""Rows of a half block. Forward and backward run each step for one half of a block, then the
+other: the second half's recurrent product does not wait for the first's gate pass (the
+activations' long chains), so the CPU overlaps them."""
+
+
+def forward_rows(B: int) -> int:
+    """Rows per block of the forward: up to two halves (:data:`HALF_ROWS`), fewer when that
+    would leave threads idle."""
+    return max(1, min(2 * HALF_ROWS, -(-B // numba.get_num_threads())))
 
 
 @njit_parallel
-def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, resid, save, R,
-             K):
+def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, resid, save, R):
     """The time loop (see :func:`_forward_args` for ``w_c``, ``b_c``, ``w_n``, ``b_n``). Each
     block keeps its rows' step input and state side by side in ``xh`` (R, I + H), so one
     product forms the r and z pre-activations from both, and the n gate's recurrent part;
@@ -192,33 +197,27 @@ def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, 
     (O, H), ``b_o`` (O,), targets ``y`` (T, B, O); O = 0: none) each step's residuals go to
     ``resid`` (T, B, O) (:func:`~tsrnn.kernels.common.numba_head.head_rows`).
 
-    A thread takes ``K`` blocks at a time (:func:`interleave`) and runs each step for one,
-    then the next: a block's product does not wait for the previous block's gate pass, so the
-    CPU starts it while the gates' long chains finish. A row's arithmetic does not depend on
-    ``R`` or ``K``."""
+    Each step runs for one half of the block, then the other (:data:`HALF_ROWS`). A row's
+    arithmetic does not depend on ``R`` nor on the halves."""
     T, B, H = out.shape
     I = xin.shape[2]
-    blocks = (B + R - 1) // R
-    for p in prange((blocks + K - 1) // K):
-        nb = min(K, blocks - p * K)
-        xh = np.zeros((K, R, I + H), dtype=out.dtype)
-        gh = np.zeros((K, R, w_c.shape[1]), dtype=out.dtype)
-        gxn = np.zeros((K, R, w_n.shape[1]), dtype=out.dtype)
-        for k in range(nb):
-            b0 = (p * K + k) * R
-            for r in range(min(R, B - b0)):
-                for j in range(H):
-                    xh[k, r, I + j] = h0[b0 + r, j]
+    for blk in prange((B + R - 1) // R):
+        b0 = blk * R
+        nr = min(R, B - b0)
+        xh = np.zeros((R, I + H), dtype=out.dtype)
+        for r in range(nr):
+            for j in range(H):
+                xh[r, I + j] = h0[b0 + r, j]
+        gh = np.zeros((R, w_c.shape[1]), dtype=out.dtype)
+        gxn = np.zeros((R, w_n.shape[1]), dtype=out.dtype)
         for t in range(T):
-            for k in range(nb):
-                b0 = (p * K + k) * R
+            for i in range(0, nr, HALF_ROWS):
+                m = min(HALF_ROWS, nr - i)
                 _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, resid,
-                              save, xh[k], gh[k], gxn[k], t, b0, min(R, B - b0))
-        for k in range(nb):
-            b0 = (p * K + k) * R
-            for r in range(min(R, B - b0)):
-                for j in range(H):
-                    hn[b0 + r, j] = xh[k, r, I + j]
+                              save, xh[i : i + m], gh[i : i + m], gxn[i : i + m], t, b0 + i, m)
+        for r in range(nr):
+            for j in range(H):
+                hn[b0 + r, j] = xh[r, I + j]
 
 
 @njit(inline="always")
@@ -246,13 +245,6 @@ def _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, res
     _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
     if w_o.shape[0] > 0:
         head_rows(xh, I, w_o, b_o, y, resid, t, b0, nr)
-
-
-def interleave(B: int) -> int:
-    """Blocks a thread of the forward takes at a time: :data:`INTERLEAVE` where the batch has
-    that many blocks for every thread, else 1."""
-    blocks = -(-B // block_rows(B))
-    return INTERLEAVE if blocks >= INTERLEAVE * numba.get_num_threads() else 1
 
 
 def _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype):
@@ -370,15 +362,10 @@ def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
             dh[r, j] *= gates[t, b, H + j]
 
 
-BACKWARD_ROWS = 2 * MAX_BLOCK_ROWS
-"""Most rows of a block of the backward that sums weight gradients: two halves of
-:data:`HALF_ROWS`."""
-
-HALF_ROWS = MAX_BLOCK_ROWS
-"""Rows of a half block of the backward. Each step runs for one half, then the other (the head's
-gradient, the gates, the recurrent product): the second half's product does not wait for the
-first's gate pass, so the CPU overlaps them (as the forward does with :data:`INTERLEAVE`), and
-the staged weight-gradient sums add twice the rows at a time."""
+BACKWARD_ROWS = 2 * HALF_ROWS
+"""Most rows of a block of the backward that sums weight gradients: two halves, each step run
+for one, then the other (the head's gradient, the gates, the recurrent product), as in the
+forward; the staged weight-gradient sums add twice the rows at a time."""
 
 
 @njit_parallel
@@ -488,7 +475,7 @@ def _run_forward(gx, args, T, h0, save, head=None):
         head_args = (*head, resid.numpy())
     _forward(
         gx, *args, as_array(h0), out.numpy(), hn.numpy(), gates.numpy(), ghn.numpy(), *head_args,
-        save, block_rows(B), interleave(B),
+        save, forward_rows(B),
     )
     return out, hn, None, ((gates, ghn) if save else ()), resid
 

@@ -25,7 +25,7 @@ def _inputs(cell, T, B, H, dtype, gen):
 # (AVX-512), the 4-row tile and single rows of the recurrent product all run.
 # (5, 37, 83): float32 gate passes on whole groups of vectors, single vectors and a scalar tail
 # (83 = 64 + 16 + 3 with AVX-512, 2 * 32 + 2 * 8 + 3 with AVX2); on 2 threads the GRU's
-# forward interleaves blocks (5 blocks of 8 rows: two pairs and one alone).
+# forward runs blocks of 16, 16 and 5 rows, each step in halves of 8 (the last block: one).
 @pytest.mark.parametrize(("T", "B", "H"),
                          [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7), (9, 23, 24),
                           (5, 37, 83)],
