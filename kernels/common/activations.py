@@ -29,11 +29,10 @@ from tsrnn.kernels.common.numba_simd import (
     vadd,
     vclamp,
     vdiv,
-    vexp2_int,
     vfloor,
     vmul,
     vmuladd,
-    vnan_to,
+    vscalef,
     vsplat,
     vsub,
 )
@@ -171,7 +170,7 @@ def vexp(x):
     p = vmuladd(p, r, vsplat(x, _C[2]))
     p = vmuladd(p, r, vsplat(x, _C[1]))
     p = vmuladd(p, r, vsplat(x, _C[0]))
-    return vnan_to(x, vmul(p, vexp2_int(n)))
+    return vscalef(p, n)  # NaN in, NaN out (the clamp lets it through)
 
 
 @njit(inline="always")

@@ -4,6 +4,18 @@
 a fresh process loads kernels from disk instead of compiling them again. ``fastmath`` allows
 reassociation and contraction (so dot products vectorise) but not ``nnan``/``ninf``: a NaN that
 enters a kernel must come out as a NaN, never be optimised away.
+
+Inlining: a helper the kernels call at most once per block and step (the recurrent product
+:func:`~tsrnn.kernels.common.numba_linalg.rows_matmul_add`, the head's rows, the weight
+gradients' staged sums) is an ordinary ``@njit`` function, compiled once and linked into each
+kernel (LLVM may still inline it). Numba's own inlining (``inline="always"``) copies the helper's
+code into every call site before type inference, and its passes grow faster than the code:
+with the product and those helpers inlined, the first compilation of the float32 kernels
+(``tsrnn.warmup(dtypes=["float32"])``, empty cache) took 253 s against 131 s now, for the same
+machine code speed. Inlined still: a forward's step and gate pass, whose scratch arrays the
+time loop allocates (apart, LLVM then knows they cannot overlap the outputs, and the GRU
+forward ran 1.2x slower), and the helpers called per row or per vector, and the backward's
+gate pass and staging (apart, a small GRU's backward ran 1.06-1.08x slower).
 """
 
 from __future__ import annotations

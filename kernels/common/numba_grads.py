@@ -63,7 +63,7 @@ MAX_CHUNKS = 32
 """Most partial sums (each ``(I + H + 2) * GHp`` elements) a backward keeps."""
 
 
-@njit(inline="always")
+@njit
 def rows_sum_add(d, k0, k1, out, i):
     """``out[i] += Σ_{k0 <= k < k1} d[k]``, one chain per column; d and out C-contiguous with a
     whole number of vectors per row. The running sums stay in registers (a plain loop would
@@ -87,7 +87,7 @@ def stage(xs, hs, x_t, hp, b0, o, nr):
             hs[o + r, i] = hp[b0 + r, i]
 
 
-@njit(inline="always")
+@njit
 def accumulate(p, xs, hs, dgx, dgh, k, same):
     """Add the first ``k`` rows of a block's buffers to its chunk's partial ``p``
     (I + H + 2, GHp): the rows ``dW_ih^T`` (I), ``dW_hh^T`` (H), ``db_ih``, ``db_hh`` (unused
@@ -105,7 +105,7 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
         rows_sum_add(dgh, 0, k, p, I + H + 1)
 
 
-@njit(inline="always")
+@njit
 def block_buffers(part, c, R, I, H, like):
     """A chunk's scratch for a backward kernel: zeroes the chunk's partial ``part[c]`` (where
     the gradients are summed) and returns ``(dg, xs, hs, seg)``: the gate gradients of a
@@ -143,7 +143,7 @@ def step_done(p, seg, xs, hs, dgx, dgh, x_t, hp, b0, o, nr, s, f, last, same):
     return s, f
 
 
-@njit(inline="always")
+@njit
 def add_segment(p, seg):
     """``p += seg``, then ``seg = 0``; p and seg (I + H + 2, GHp)."""
     for i in range(seg.shape[0]):
@@ -152,7 +152,7 @@ def add_segment(p, seg):
             seg[i, j] = 0
 
 
-@njit(inline="always")
+@njit
 def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     """Add the chunks' partials (C, I + H + 2, GHp) in chunk order into the gradients:
     d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,). Loops, not array expressions:

@@ -58,7 +58,7 @@ PARALLEL_MIN_WORK = 1_000_000
 parallel region costs more than it saves (see :func:`numba_dense._threads_for`)."""
 
 
-@njit(inline="always")
+@njit
 def _forward_chunk(h, w, b, y, resid, n0, n1):
     O, H = w.shape
     total = 0.0
@@ -74,7 +74,7 @@ def _forward_chunk(h, w, b, y, resid, n0, n1):
     return total
 
 
-@njit(inline="always")
+@njit
 def _backward_chunk(h, w, resid, g, d_h, d_w, d_b, n0, n1):
     """Rows n0..n1-1 of ``d_h``; this chunk's partial ``d_w`` (O, H), ``d_b`` (O,)."""
     O, H = w.shape
@@ -91,12 +91,12 @@ def _backward_chunk(h, w, resid, g, d_h, d_w, d_b, n0, n1):
                 d_w[o, k] += e * h[n, k]
 
 
-@njit(inline="always")
+@njit
 def _chunks(n: int) -> int:
     return (n + CHUNK_ROWS - 1) // CHUNK_ROWS
 
 
-@njit(inline="always")
+@njit
 def _sum_forward(part):
     total = 0.0
     for c in range(part.shape[0]):
@@ -104,7 +104,7 @@ def _sum_forward(part):
     return total
 
 
-@njit(inline="always")
+@njit
 def _sum_backward(part_w, part_b, d_w, d_b):
     d_w[:] = 0
     d_b[:] = 0
@@ -170,7 +170,7 @@ def _backward_parallel(h, w, resid, g, d_h, d_w, d_b):
 # is not read again by a head, nor a (T, B, H) gradient written out and read back.
 
 
-@njit(inline="always")
+@njit
 def head_rows(h, s0, w_o, b_o, y, resid, t, b0, nr):
     """``resid[t, b] = h[r, s0 : s0 + H] @ w_o^T + b_o - y[t, b]`` for the rows ``r < nr``
     (``b = b0 + r``) of a block's states ``h``; w_o (O, H): the head's weight. Each dot
@@ -193,7 +193,7 @@ def head_rows(h, s0, w_o, b_o, y, resid, t, b0, nr):
             resid[t, b, o] = acc - y[t, b, o]
 
 
-@njit(inline="always")
+@njit
 def head_backward_rows(dh, e, w_o, out, acc, stage, c, t, b0, nr):
     """For the rows ``b = b0 + r`` (``r < nr``) of step ``t``, with ``e`` (T, B, O) the loss's
     gradient with respect to the head's outputs: ``dh[r, :H] += e[t, b] @ w_o`` (the state's

@@ -63,7 +63,7 @@ def padded_columns(w) -> np.ndarray:
     return out
 
 
-@njit(inline="always")
+@njit
 def rows_matmul_add(a, w, out, nr):
     """``out[:nr, :N] += a[:nr] @ w``; a (R, K), w (K, N) with N % 2L == 0, out (R, >= N)."""
     K, N = w.shape

@@ -97,7 +97,7 @@ def _gates_overload(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     return _gates_loops.py_func
 
 
-@njit(inline="always")
+@njit
 def _gates_vector(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     """All gates of a row in one pass of SIMD vectors (:mod:`numba_simd`), the activations
     inline (:func:`vsigmoid`, :func:`vtanh`): written as separate loops, LLVM vectorises each
@@ -152,7 +152,7 @@ def _gate_columns(like, gh, gxn, xh, out, gates, ghn, t, b, r, s0, j, save):
     vstore(xh, r, s0 + j, hj)
 
 
-@njit(inline="always")
+@njit
 def _gates_loops(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):
     H = out.shape[2]
     s0 = xh.shape[1] - H
@@ -292,7 +292,7 @@ def _backward_gates_overload(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, n
     return _backward_gates_loops.py_func
 
 
-@njit(inline="always")
+@njit
 def _backward_gates_vector(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
     H = ghn.shape[2]  # dh's columns are padded
     go = grad_out.shape[0] > 0  # else the head's gradient is in dh already
@@ -336,7 +336,7 @@ def _backward_gates_vector(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr)
             dh[r, j] = d * z
 
 
-@njit(inline="always")
+@njit
 def _backward_gates_loops(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
     H = ghn.shape[2]  # dh's columns are padded
     for r in range(nr):

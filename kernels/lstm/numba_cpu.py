@@ -77,7 +77,7 @@ def _gates_overload(pre, h, c, out, gates, cs, t, b0, nr, save):
     return _gates_loops.py_func
 
 
-@njit(inline="always")
+@njit
 def _gates_vector(pre, h, c, out, gates, cs, t, b0, nr, save):
     """All gates of a row in one pass of SIMD vectors, the activations inline: whole groups of
     vectors first (:func:`~tsrnn.kernels.common.numba_simd.vgroup`: their activations' chains
@@ -136,7 +136,7 @@ def _gate_columns(like, pre, h, c, out, gates, cs, t, b, r, j, save):
         vstore3(cs, t, b, j, cj)
 
 
-@njit(inline="always")
+@njit
 def _gates_loops(pre, h, c, out, gates, cs, t, b0, nr, save):
     H = h.shape[1]
     GH = 4 * H
@@ -205,7 +205,7 @@ def _backward_gates_overload(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
     return _backward_gates_loops.py_func
 
 
-@njit(inline="always")
+@njit
 def _backward_gates_vector(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
     H = cs.shape[2]
     L = vector_lanes(dc)
@@ -242,7 +242,7 @@ def _backward_gates_vector(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
             dh[r, j] = 0
 
 
-@njit(inline="always")
+@njit
 def _backward_gates_loops(dh, dc, grad_out, gates, cs, cp, dg, t, b0, o, nr):
     H = cs.shape[2]
     for r in range(nr):

@@ -12,7 +12,14 @@ from tsrnn.kernels.common.activations import (
     vtanh,
 )
 from tsrnn.kernels.common.numba_config import njit
-from tsrnn.kernels.common.numba_simd import vector_lanes, vload, vstore
+from tsrnn.kernels.common.numba_simd import (
+    GROUP,
+    vector_lanes,
+    vgroup,
+    vload,
+    vload_like,
+    vstore,
+)
 
 
 @njit
@@ -28,6 +35,17 @@ def _vector(x, out):
     L = vector_lanes(x)
     for i in range(0, x.shape[1], L):
         v = vload(x, 0, i)
+        vstore(out, 0, i, vexp(v))
+        vstore(out, 1, i, vsigmoid(v))
+        vstore(out, 2, i, vtanh(v))
+
+
+@njit
+def _group(x, out):
+    """The vector forms on whole groups of vectors (as the gate passes run them)."""
+    n = vector_lanes(x) * GROUP
+    for i in range(0, x.shape[1], n):
+        v = vload_like(vgroup(x), x, 0, i)
         vstore(out, 0, i, vexp(v))
         vstore(out, 1, i, vsigmoid(v))
         vstore(out, 2, i, vtanh(v))
@@ -56,11 +74,11 @@ def _inputs():
             ],
         ]
     ).astype(np.float32)
-    pad = -len(x) % 64  # whole vectors of any width
+    pad = -len(x) % 64  # whole groups of vectors of any width
     return np.concatenate([x, np.zeros(pad, np.float32)])[None, :]
 
 
-@pytest.mark.parametrize("form", [_scalar, _vector], ids=["scalar", "vector"])
+@pytest.mark.parametrize("form", [_scalar, _vector, _group], ids=["scalar", "vector", "group"])
 def test_float32_activations_match_float64(form):
     x = _inputs()
     got = np.empty((3, x.shape[1]), np.float32)
@@ -85,13 +103,24 @@ def test_float32_activations_match_float64(form):
     assert np.isnan(got[:, np.isnan(x64)]).all()
 
 
-def test_vector_and_scalar_forms_agree():
+@pytest.mark.parametrize("form", [_vector, _group], ids=["vector", "group"])
+def test_vector_and_scalar_forms_agree(form):
     x = _inputs()
     a = np.empty((3, x.shape[1]), np.float32)
     b = np.empty((3, x.shape[1]), np.float32)
     _scalar(x, a)
-    _vector(x, b)
+    form(x, b)
     finite = np.isfinite(x[0])
     # the same operations lane by lane, up to where LLVM fuses the scalar form's multiply-adds:
     # a few ulps apart at most
     np.testing.assert_allclose(b[:, finite], a[:, finite], rtol=5e-7, atol=1e-30)
+
+
+def test_groups_give_the_vectors_results():
+    """A group is its vectors evaluated side by side: the same results, lane by lane."""
+    x = _inputs()
+    a = np.empty((3, x.shape[1]), np.float32)
+    b = np.empty((3, x.shape[1]), np.float32)
+    _vector(x, a)
+    _group(x, b)
+    np.testing.assert_array_equal(b, a)

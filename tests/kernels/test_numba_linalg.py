@@ -69,7 +69,8 @@ AVX2_FEATURES = (
 
 def test_256_bit_path_on_an_avx2_target(tmp_path):
     """Compiled for an AVX2 CPU (Haswell, its features only), the kernels use 256-bit vectors
-    and 4-row tiles: the product and a GRU forward and backward still match. Run in a fresh
+    and 4-row tiles: the product, the float32 activations (no ``vscalefps`` there) and a GRU
+    forward and backward still match. Run in a fresh
     process, since the width is fixed when the kernels are first compiled."""
     code = textwrap.dedent(
         """
@@ -79,7 +80,12 @@ def test_256_bit_path_on_an_avx2_target(tmp_path):
         sys_path_test = __import__("sys").argv[1]
         __import__("sys").path.insert(0, sys_path_test)
         import test_numba_linalg as t
+        import test_activations as a
         assert numba_simd.VECTOR_BYTES == 32 and not numba_linalg.WIDE_TILE
+        for form in (a._scalar, a._vector, a._group):  # the float32 activations' 256-bit forms
+            a.test_float32_activations_match_float64(form)
+        a.test_vector_and_scalar_forms_agree(a._group)
+        a.test_groups_give_the_vectors_results()
         t.check_rows_matmul_add(np.float32, 1e-5)
         t.check_rows_matmul_add(np.float64, 1e-12)
         gen = torch.Generator().manual_seed(0)
