@@ -105,7 +105,7 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
         rows_sum_add(dgh, 0, k, p, I + H + 1)
 
 
-@njit
+@njit(inline="always")
 def block_buffers(part, c, R, I, H, like):
     """A chunk's scratch for a backward kernel: zeroes the chunk's partial ``part[c]`` (where
     the gradients are summed) and returns ``(dg, xs, hs, seg)``: the gate gradients of a
