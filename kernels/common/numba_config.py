@@ -12,10 +12,11 @@ kernel (LLVM may still inline it). Numba's own inlining (``inline="always"``) co
 code into every call site before type inference, and its passes grow faster than the code:
 with the product and those helpers inlined, the first compilation of the float32 kernels
 (``tsrnn.warmup(dtypes=["float32"])``, empty cache) took 253 s against 131 s now, for the same
-machine code speed. Inlined still: a forward's step and gate pass, whose scratch arrays the
-time loop allocates (apart, LLVM then knows they cannot overlap the outputs, and the GRU
-forward ran 1.2x slower), the helpers called per row or per vector, and the backward's
-scratch arrays, gate pass and staging (apart, a small GRU's backward ran 1.06-1.08x slower).
+machine code speed. Inlined still, because linked they ran slower: a forward's step and
+gate pass (GRU forward 1.2x; inlined, they sit in the function that allocates their scratch
+arrays, presumably what lets LLVM keep those apart from the outputs), the helpers called per
+row or per vector, and the backward's scratch arrays, gate pass and staging (a small GRU's
+backward 1.06-1.08x).
 The cheapest steps, a vanilla RNN's, still pay for the product's call: about 1.02-1.03x.
 """
 
