@@ -357,20 +357,18 @@ def _scalef_avx512(builder, p, n):
     fn = cgutils.get_or_insert_function(
         builder.module, fnty, "llvm.x86.avx512.mask.scalef.ps.512"
     )
-    count = p.type.count
-    if count == 16:
-        parts = [(p, n)]
-    else:
-        v16i = ir.VectorType(i32, 16)
-        pick = [ir.Constant(v16i, list(range(c, c + 16))) for c in range(0, count, 16)]
-        parts = [(builder.shuffle_vector(p, p, k), builder.shuffle_vector(n, n, k)) for k in pick]
+    pick = [  # the 16-lane vectors of a group (a single vector: the identity, which LLVM drops)
+        ir.Constant(ir.VectorType(i32, 16), list(range(c, c + 16)))
+        for c in range(0, p.type.count, 16)
+    ]
     # all lanes (mask -1), the current rounding mode (4)
     out = [
-        builder.call(fn, [a, b, ir.Constant(v16, None), ir.Constant(ir.IntType(16), -1),
+        builder.call(fn, [builder.shuffle_vector(p, p, k), builder.shuffle_vector(n, n, k),
+                          ir.Constant(v16, None), ir.Constant(ir.IntType(16), -1),
                           ir.Constant(i32, 4)])
-        for a, b in parts
+        for k in pick
     ]
-    while len(out) > 1:
+    while len(out) > 1:  # joined pairwise: GROUP is a power of two
         k = 2 * out[0].type.count
         join = ir.Constant(ir.VectorType(i32, k), list(range(k)))
         out = [builder.shuffle_vector(out[i], out[i + 1], join) for i in range(0, len(out), 2)]
