@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# On a CUDA machine: the compiled Triton kernels' tests, then the GPU speed tables.
+#
+#   ./scripts/gpu-check.sh            # tests, then bench_layers.py --device cuda (layer and kernels)
+#   ./scripts/gpu-check.sh tests      # tests only
+#   ./scripts/gpu-check.sh bench      # benchmarks only
+#
+# Uses the python3 on the PATH as it is (a GPU machine brings its own CUDA build of torch, with
+# triton, numba, pandas and scikit-learn) and imports this checkout without installing it.
+# Logs and the benchmarks' JSON go to benchmarks/results/ and, where $OUT is set, to $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+PY=${PYTHON:-python3}
+export TRITON_INTERPRET=0 PYTHONUNBUFFERED=1
+
+# tsrnn.kernels and tsrnn.datasets live in kernels/ and datasets/ (see pyproject.toml's
+# package-dir): a throwaway package folder maps them the same way without a pip install.
+site=$(mktemp -d)
+cp -r tsrnn "$site/tsrnn"
+ln -s "$PWD/kernels" "$site/tsrnn/kernels"
+ln -s "$PWD/datasets" "$site/tsrnn/datasets"
+export PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || exit 1
+"$PY" -c "import sys, torch, triton, numba; print(sys.version.split()[0], 'torch', torch.__version__,
+'triton', triton.__version__, 'numba', numba.__version__, 'cuda', torch.version.cuda)"
+
+rc=0
+if [ "$what" = all ] || [ "$what" = tests ]; then
+  "$PY" -P -m pytest -p no:cacheprovider -m gpu -rA --tb=short -q \
+    tests/kernels/test_triton.py tests/test_forecaster.py 2>&1 | tee /tmp/gpu-tests.log
+  rc=${PIPESTATUS[0]}
+  [ -n "${OUT:-}" ] && cp /tmp/gpu-tests.log "$OUT/"
+fi
+if [ "$what" = all ] || [ "$what" = bench ]; then
+  for extra in "" --kernels-only; do
+    "$PY" benchmarks/bench_layers.py --device cuda $extra || rc=1
+  done
+  [ -n "${OUT:-}" ] && cp benchmarks/results/layers_cuda*.json "$OUT/"
+fi
+exit "$rc"
