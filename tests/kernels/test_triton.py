@@ -424,9 +424,13 @@ def test_gpu_exact_fp32_products(name, monkeypatch):
 
 @pytest.mark.gpu
 @compiled_only
-def test_gpu_plan_precision(monkeypatch):
-    """float32 on sm_80+: tf32x3 unless torch allows TF32 (then tf32); other dtypes: ieee."""
+def test_gpu_plan(monkeypatch):
+    """float32 on sm_80+: tf32x3 unless torch allows TF32 (then tf32); other dtypes: ieee.
+    128 KiB of weights resident only where shared memory allows (H100: 227 KiB a block)."""
     dev = torch.device("cuda")
+    big_smem = torch.cuda.get_device_properties(dev).shared_memory_per_block_optin >= 200 << 10
+    assert tu.plan(16, 128, 4, torch.bfloat16, dev).RESIDENT == big_smem
+    assert not tu.plan(16, 128, 3, torch.float32, dev).RESIDENT
     monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
     tensor_cores = torch.cuda.get_device_capability(dev) >= (8, 0)
     assert tu.plan(4, 64, 3, torch.float32, dev).precision == (
@@ -443,7 +447,7 @@ def test_gpu_plan_precision(monkeypatch):
 def test_gpu_kernel_other_dtypes(name, dtype):
     # On the GPU the bf16 recurrent product rounds h and d_gh to bf16 too (tensor cores).
     tol = dict(rtol=6e-2, atol=6e-2) if dtype == torch.bfloat16 else None
-    for H in (24, 96):
+    for H in (24, 96, 200):  # bf16: resident, resident up to LSTM (128 KiB), streamed but RNN
         _check_against_reference(name, 9, 20, H, dtype, "cuda", tol=tol)
 
 
