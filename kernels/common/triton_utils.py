@@ -211,22 +211,23 @@ def plan(B: int, H: int, G: int, dtype: torch.dtype, device) -> Plan:
     Plan
     """
     interpreted = triton_interpreted()
+    # the compiled kernels' GPU, or None (the interpreter, or CPU tensors)
+    gpu = (torch.cuda.get_device_properties(device)
+           if device.type == "cuda" and not interpreted else None)
     BLOCK_H = max(16, next_pow2(H))
     item = {torch.bfloat16: 2, torch.float32: 4, torch.float64: 8}[dtype]
     limit = RESIDENT_BYTES
-    if device.type == "cuda" and not interpreted:
-        props = torch.cuda.get_device_properties(device)
-        if getattr(props, "shared_memory_per_block_optin", 0) < 200 * 1024:
-            limit = min(limit, 64 * 1024)
+    if gpu is not None and getattr(gpu, "shared_memory_per_block_optin", 0) < 200 * 1024:
+        limit = min(limit, 64 * 1024)
     resident = G * BLOCK_H * BLOCK_H * item <= limit
     CH = BLOCK_H if resident else max(16, min(BLOCK_H, next_pow2(STREAM_CHUNK)))
     NCH = triton.cdiv(H, CH)
     BLOCK_B = 16
-    if not interpreted and device.type == "cuda":
+    if gpu is not None:
         # One program per SM is the fastest a persistent loop gets; only when the batch needs
         # more than one wave of 16-row tiles do larger tiles pay for their extra registers.
-        n_sm = torch.cuda.get_device_properties(device).multi_processor_count
-        while triton.cdiv(B, BLOCK_B) > n_sm and BLOCK_B < 64 and BLOCK_B * CH < 2048:
+        while (triton.cdiv(B, BLOCK_B) > gpu.multi_processor_count and BLOCK_B < 64
+               and BLOCK_B * CH < 2048):
             BLOCK_B *= 2
     n_prog = max(1, triton.cdiv(B, BLOCK_B))
     if dtype == torch.float64:
@@ -237,10 +238,10 @@ def plan(B: int, H: int, G: int, dtype: torch.dtype, device) -> Plan:
         # The interpreter's tl.dot multiplies bfloat16 bit patterns as integers: feed it fp32.
         dot_dtype, acc_dtype, acc_torch = tl.float32, tl.float32, torch.float32
     precision = "ieee"
-    if dtype == torch.float32 and not interpreted and device.type == "cuda":
+    if dtype == torch.float32 and gpu is not None:
         if torch.backends.cuda.matmul.allow_tf32:
             precision = "tf32"
-        elif FP32_PRECISION != "ieee" and torch.cuda.get_device_capability(device) >= (8, 0):
+        elif FP32_PRECISION != "ieee" and (gpu.major, gpu.minor) >= (8, 0):
             precision = FP32_PRECISION
     return Plan(BLOCK_B, CH, NCH, resident, n_prog, dot_dtype, acc_dtype, acc_torch, precision)
 
