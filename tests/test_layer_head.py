@@ -27,15 +27,24 @@ def _setup(T, B, I, H, O, bias, dtype, seed=0):
     return ours, ref, head, x, y, h0
 
 
-def _loss_state_grads(fn, params, x, h0, upstream):
+PATHS = {"one_pass": (1.0, 0.0), "rerun": (0.7, 0.3)}
+"""``(upstream, hn_weight)`` of :func:`_loss_state_grads` for the op's two backward paths:
+``loss.backward()`` takes the gradients its forward formed in one kernel call; a scaled loss
+and a gradient through the final state run the forward again and then the backward kernel."""
+
+
+def _loss_state_grads(fn, params, x, h0, upstream, hn_weight=0.3):
     """Loss, final state and the gradients of every parameter, ``x`` and ``h0`` (given), with an
-    upstream gradient other than 1 on the loss and one on the final state."""
+    upstream gradient ``upstream`` on the loss and ``hn_weight`` on each final state."""
     for p in params:
         p.grad = None
     x = x.clone().requires_grad_(True)
     h0 = None if h0 is None else h0.clone().requires_grad_(True)
     loss, hn = fn(x, h0)
-    (upstream * loss + (0.3 * hn).sum()).backward()
+    if upstream == 1.0 and hn_weight == 0.0:
+        loss.backward()
+    else:
+        (upstream * loss + (hn_weight * hn).sum()).backward()
     grads = [p.grad.clone() for p in params] + [x.grad]
     if h0 is not None:
         grads.append(h0.grad)
@@ -55,8 +64,11 @@ def _loss_state_grads(fn, params, x, h0, upstream):
     ],
 )
 @pytest.mark.parametrize("with_h0", [False, True], ids=["h0=None", "h0"])
-def test_matches_torch_nn(T, B, I, H, O, bias, dtype, with_h0):
+@pytest.mark.parametrize("path", list(PATHS))
+def test_matches_torch_nn(T, B, I, H, O, bias, dtype, with_h0, path, monkeypatch):
     ours, ref, head, x, y, h0 = _setup(T, B, I, H, O, bias, dtype)
+    upstream, hn_weight = PATHS[path]
+    kernel_calls = _count_kernel_calls(monkeypatch)
     scale = 1.0 / y.numel()
     h0 = h0 if with_h0 else None
 
@@ -71,8 +83,13 @@ def test_matches_torch_nn(T, B, I, H, O, bias, dtype, with_h0):
         return ((pred - y) ** 2).sum() * scale, hn
 
     head_params = list(head.parameters())
-    got = _loss_state_grads(fused, list(ours.parameters()) + head_params, x, h0, 0.7)
-    want = _loss_state_grads(reference, list(ref.parameters()) + head_params, x, h0, 0.7)
+    args = (x, h0, upstream, hn_weight)
+    got = _loss_state_grads(fused, list(ours.parameters()) + head_params, *args)
+    want = _loss_state_grads(reference, list(ref.parameters()) + head_params, *args)
+    # one pass: one call of the forward-and-backward kernel; the rerun: also the forward
+    # again and the backward kernel
+    expected = ["train_head"] + ([] if path == "one_pass" else ["forward", "backward"])
+    assert kernel_calls == expected
     torch.testing.assert_close(got[0], want[0], **TOL[dtype])
     torch.testing.assert_close(got[1], want[1], **TOL[dtype])
     assert got[1].shape == (1, B, H)
@@ -80,6 +97,109 @@ def test_matches_torch_nn(T, B, I, H, O, bias, dtype, with_h0):
     assert len(got[2]) == len(want[2])
     for name, g, w in zip(names, got[2], want[2]):
         torch.testing.assert_close(g, w, **TOL[dtype], msg=lambda m, n=name: f"{n}: {m}")
+
+
+def _count_kernel_calls(monkeypatch):
+    """The GRU kernel module's entry points the op calls, recorded in call order."""
+    from tsrnn.kernels.gru import numba_cpu
+
+    calls = []
+    for name, label in (
+        ("train_head", "train_head"),
+        ("forward_projected_head", "forward"),
+        ("backward_head", "backward"),
+    ):
+        real = getattr(numba_cpu, name)
+
+        def wrapper(*args, _real=real, _label=label, **kwargs):
+            calls.append(_label)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(numba_cpu, name, wrapper)
+    return calls
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize(
+    ("T", "B", "I", "H", "O"),
+    [
+        (1, 1, 1, 1, 1),
+        (7, 5, 3, 6, 2),
+        (12, 33, 4, 20, 1),
+        (6, 37, 3, 83, 3),
+        (9, 70, 2, 64, 1),
+        (5, 40, 4, 32, 2),
+    ],
+)
+@pytest.mark.parametrize("keep_d_gx", [False, True], ids=["no_d_gx", "d_gx"])
+def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx):
+    """``train_head`` (forward and backward in one call, a block's saved gates kept in its own
+    buffers) against ``forward_projected_head`` then ``backward_head``: the same blocks and
+    the same arithmetic per row, so every output is equal to the bit in float64 and in float32
+    where H is whole SIMD vectors. The float32 columns past the last whole vector are scalar
+    code, which LLVM contracts and reorders (fastmath) as each kernel's context allows: there
+    the gate gradients may differ in the last bits."""
+    from tsrnn.kernels.gru import numba_cpu
+
+    gen = torch.Generator().manual_seed(T * 1000 + B)
+    x, y = torch.randn(T, B, I, dtype=dtype, generator=gen), torch.randn(T, B, O, generator=gen)
+    y = y.to(dtype)
+    w_ih, w_hh = 0.4 * torch.randn(3 * H, I, dtype=dtype), 0.3 * torch.randn(3 * H, H, dtype=dtype)
+    b_ih, b_hh = 0.1 * torch.randn(3 * H, dtype=dtype), 0.1 * torch.randn(3 * H, dtype=dtype)
+    h0 = 0.5 * torch.randn(B, H, dtype=dtype)
+    w_o, b_o = 0.3 * torch.randn(O, H, dtype=dtype), torch.randn(O, dtype=dtype)
+    factor = 2.0 / y.numel()
+    hn, resid, d_gx, d_h0, *grads = numba_cpu.train_head(
+        x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, keep_d_gx=keep_d_gx
+    )
+    out, hn2, resid2, saved = numba_cpu.forward_projected_head(
+        x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y
+    )
+    d_gx2, d_h02, _, *grads2 = numba_cpu.backward_head(
+        torch.zeros_like(h0),
+        x,
+        w_hh,
+        b_hh,
+        h0,
+        out,
+        saved,
+        w_o,
+        resid2 * factor,
+        keep_d_gx=keep_d_gx,
+    )
+    exact = dtype == torch.float64 or H % 16 == 0
+
+    def check(name, a, b):
+        if exact:
+            assert torch.equal(a, b), f"{name}: max difference {(a - b).abs().max().item()}"
+        else:  # a few float32 ulp of the largest entry
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-6 * float(b.abs().max()))
+
+    assert torch.equal(hn, hn2) and torch.equal(resid, resid2)
+    check("d_h0", d_h0, d_h02)
+    assert (d_gx is None) == (d_gx2 is None) == (not keep_d_gx)
+    if keep_d_gx:
+        check("d_gx", d_gx, d_gx2)
+    names = ["d_w_ih", "d_b_ih", "d_w_hh", "d_b_hh", "d_w_o", "d_b_o"]
+    assert len(grads) == len(grads2) == len(names)
+    for name, a, b in zip(names, grads, grads2):
+        check(name, a, b)
+    assert torch.isfinite(grads[2]).all() and grads[2].abs().sum() > 0
+
+
+def test_a_second_backward_through_the_graph_gives_the_same_gradients():
+    """The one-pass gradients serve one backward; a second (``retain_graph``) runs the forward
+    again and the backward kernel, with the same results."""
+    ours, _, head, x, y, _ = _setup(8, 6, 3, 10, 1, True, torch.float64)
+    loss, _ = tnn.layer_head_sq_loss(ours, x, None, head.weight, head.bias, y, 0.1)
+    params = list(ours.parameters()) + list(head.parameters())
+    loss.backward(retain_graph=True)
+    first = [p.grad.clone() for p in params]
+    for p in params:
+        p.grad = None
+    loss.backward()
+    for a, b in zip(first, [p.grad for p in params]):
+        torch.testing.assert_close(a, b, rtol=1e-12, atol=1e-14)
 
 
 def test_gradcheck_float64():
@@ -97,7 +217,8 @@ def test_gradcheck_float64():
     )
 
 
-def test_results_do_not_depend_on_the_thread_count():
+@pytest.mark.parametrize("path", list(PATHS))
+def test_results_do_not_depend_on_the_thread_count(path):
     ours, _, head, x, y, h0 = _setup(16, 37, 3, 20, 2, True, torch.float32, seed=2)
     params = list(ours.parameters()) + list(head.parameters())
     runs = []
@@ -113,7 +234,7 @@ def test_results_do_not_depend_on_the_thread_count():
                     params,
                     x,
                     h0,
-                    1.0,
+                    *PATHS[path],
                 )
             )
         finally:

@@ -213,24 +213,53 @@ class _NumbaLayer(torch.autograd.Function):
 
 class _NumbaLayerHeadLoss(torch.autograd.Function):
     """:class:`_NumbaLayer`, a linear head on every step's state and the scaled sum of squared
-    errors as one op (see :func:`layer_head_sq_loss`)."""
+    errors as one op (see :func:`layer_head_sq_loss`).
+
+    Where the kernel has ``train_head`` and a gradient is wanted, the forward runs forward and
+    backward in one kernel call (each block of rows backward right after its forward, its
+    saved gates still in cache) and keeps the gradients for a ``grad_loss`` of 1 and no
+    gradient at ``h_n``: what ``loss.backward()`` asks for. Any other backward (a scaled loss,
+    a gradient through ``h_n``) runs the forward again, saving, and then the backward kernel:
+    the same results as the one-pass gradients where both apply, and what a second backward
+    through the same graph runs."""
 
     @staticmethod
     def forward(ctx, x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target, scale, kernel):
         from tsrnn.kernels.common.numba_head import sum_squares
 
+        ctx.kernel, ctx.scale, ctx.grads = kernel, scale, None
+        need = ctx.needs_input_grad
+        ctx.one_pass = any(need) and hasattr(kernel, "train_head")
+        if ctx.one_pass:
+            hn, resid, d_gx, d_h0, *grads = kernel.train_head(
+                x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target, 2.0 * scale, keep_d_gx=need[0]
+            )
+            d_x = (d_gx.reshape(-1, d_gx.shape[-1]) @ w_ih).view(x.shape) if need[0] else None
+            d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o = grads
+            ctx.grads = (d_x, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_h0, d_w_o, d_b_o)
+            # for the other backward, which runs the forward again
+            ctx.save_for_backward(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target)
+            return x.new_tensor(scale * sum_squares(resid.numpy())), hn
         out, hn, resid, saved = kernel.forward_projected_head(
             x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target
         )
-        ctx.kernel, ctx.scale = kernel, scale
         ctx.save_for_backward(x, w_ih, w_hh, b_hh, h0, out, w_o, resid, *saved)
         return x.new_tensor(scale * sum_squares(resid.numpy())), hn
 
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_loss, grad_hn):
-        x, w_ih, w_hh, b_hh, h0, out, w_o, resid, *saved = ctx.saved_tensors
         need = ctx.needs_input_grad
+        grads, ctx.grads = ctx.grads, None  # kept for one backward only
+        if grads is not None and float(grad_loss) == 1.0 and not bool(grad_hn.any()):
+            return (*[g if n else None for g, n in zip(grads, need)], None, None, None)
+        if ctx.one_pass:
+            x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target = ctx.saved_tensors
+            out, _, resid, saved = ctx.kernel.forward_projected_head(
+                x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target
+            )
+        else:
+            x, w_ih, w_hh, b_hh, h0, out, w_o, resid, *saved = ctx.saved_tensors
         e = resid * (2.0 * ctx.scale * float(grad_loss))  # d loss / d (head's outputs)
         d_gx, d_h0, _, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o = ctx.kernel.backward_head(
             grad_hn.contiguous(), x, w_hh, b_hh, h0, out, tuple(saved), w_o, e, keep_d_gx=need[0]

@@ -531,3 +531,119 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
         numba_grads.or_none(d_gh, xa), d_h0.numpy(), w_o, e, hacc, *tail,
     )
     return d_h0, grads, numba_head.head_grads(hacc, d_h0.dtype)
+
+
+@njit_parallel
+def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn, d_gx, d_h0, hacc,
+                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+    """Forward and backward of :func:`forward_projected_head` then :func:`backward_head` in one
+    pass over each block of rows: the block runs forward through every step, its saved gates,
+    ``gh_n`` and states kept in the chunk's own buffers (T, R, ...), then at once backward
+    through them, while they are still in the core's cache, instead of the whole batch's
+    (T, B, 5H) going out to memory and coming back. The loss's gradient with respect to the
+    head's outputs is ``factor * resid``; no gradient reaches the final state.
+
+    Blocks, chunks and every row's arithmetic are those of the two kernels (:func:`_forward`,
+    :func:`_backward`), so results equal theirs bit for bit."""
+    T, B, I = x.shape
+    H = hn.shape[1]
+    GH = 3 * H
+    O = w_o.shape[0]
+    keep_gx = d_gx.shape[0] > 0
+    empty_gx = np.zeros((0, 1, 1), dtype=hn.dtype)
+    empty_go = np.zeros((0, 1, 1), dtype=hn.dtype)
+    blocks = (B + R - 1) // R
+    for c in prange((blocks + per_chunk - 1) // per_chunk):
+        dgx, xs, hs, seg = block_buffers(part, c, R, I, H, hn)
+        dgh = np.zeros_like(dgx)
+        dh = np.zeros((R, w_hh.shape[1]), dtype=hn.dtype)
+        stage = np.empty((1, H), dtype=hn.dtype)
+        xh = np.zeros((R, I + H), dtype=hn.dtype)
+        gh = np.zeros((R, w_c.shape[1]), dtype=hn.dtype)
+        gxn = np.zeros((R, w_n.shape[1]), dtype=hn.dtype)
+        # the block's inputs, targets and initial state, and what its forward saves
+        xl = np.empty((T, R, I), dtype=hn.dtype)
+        yl = np.empty((T, R, O), dtype=hn.dtype)
+        el = np.empty((T, R, O), dtype=hn.dtype)
+        hl = np.empty((R, H), dtype=hn.dtype)
+        out = np.empty((T, R, H), dtype=hn.dtype)
+        gates = np.empty((T, R, GH), dtype=hn.dtype)
+        ghn = np.empty((T, R, H), dtype=hn.dtype)
+        for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
+            b0 = blk * R
+            nr = min(R, B - b0)
+            for t in range(T):
+                for r in range(nr):
+                    for i in range(I):
+                        xl[t, r, i] = x[t, b0 + r, i]
+                    for o in range(O):
+                        yl[t, r, o] = y[t, b0 + r, o]
+            for r in range(nr):
+                for j in range(H):
+                    hl[r, j] = h0[b0 + r, j]
+                    xh[r, I + j] = h0[b0 + r, j]
+            for t in range(T):
+                for i in range(0, nr, HALF_ROWS):
+                    m = min(HALF_ROWS, nr - i)
+                    _forward_step(empty_gx, xl, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, yl,
+                                  el, True, xh[i : i + m], gh[i : i + m], gxn[i : i + m], t, i, m)
+            for r in range(nr):
+                for j in range(H):
+                    hn[b0 + r, j] = xh[r, I + j]
+                    dh[r, j] = 0
+            for t in range(T):
+                for r in range(nr):
+                    for o in range(O):
+                        resid[t, b0 + r, o] = el[t, r, o]
+                        el[t, r, o] *= factor
+            s = 0  # this step's slot
+            f = 0  # additions to the segment's sum
+            for t in range(T - 1, -1, -1):
+                hp = out[t - 1] if t > 0 else hl
+                o = s * nr
+                for i in range(0, nr, HALF_ROWS):
+                    m = min(HALF_ROWS, nr - i)
+                    dhi = dh[i : i + m]
+                    head_backward_rows(dhi, el, w_o, out, hacc, stage, c, t, i, m)
+                    _backward_gates(dhi, empty_go, gates, ghn, hp, dgx, dgh, t, i, o + i, m)
+                    rows_matmul_add(dgh[o + i : o + i + m], w_hh, dhi, m)
+                if keep_gx:
+                    for r in range(nr):
+                        for j in range(GH):
+                            d_gx[t, b0 + r, j] = dgx[o + r, j]
+                s, f = step_done(
+                    part[c], seg, xs, hs, dgx, dgh, xl[t], hp, 0, o, nr, s, f, t == 0, False
+                )
+            for r in range(nr):
+                for j in range(H):
+                    d_h0[b0 + r, j] = dh[r, j]
+    reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
+
+
+def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
+               max_rows=BACKWARD_ROWS):
+    """:func:`forward_projected_head` and :func:`backward_head` in one kernel call
+    (:func:`_train_head`), for a loss whose gradient with respect to the head's outputs is
+    ``factor * resid`` and that does not use the final state.
+
+    Returns ``(h_n, resid, d_gx, d_h0, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o)``,
+    ``d_gx`` (T, B, 3H) only where ``keep_d_gx`` (else ``None``).
+    """
+    dtype = as_array(h0).dtype
+    xin, w_c, b_c, w_n, b_n = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
+    T, B, _ = x.shape
+    H = h0.shape[1]
+    GH = 3 * H
+    xa, tail, grads = numba_grads.backward_args(x, B, H, GH, h0, max_rows)
+    w_o, y = as_array(w_o), as_array(y)
+    resid = workspace.empty((T, B, w_o.shape[0]), h0.dtype)
+    hn = torch.empty((B, H), dtype=h0.dtype)
+    d_h0 = torch.empty((B, H), dtype=h0.dtype)
+    d_gx = workspace.empty((T, B, GH), h0.dtype) if keep_d_gx else None
+    hacc = np.zeros((tail[2].shape[0], w_o.shape[0], H + 1))  # the head's float64 partials
+    _train_head(
+        xin, w_c, b_c, w_n, b_n, padded_columns(w_hh), as_array(h0), w_o, as_array(b_o), y,
+        dtype.type(factor), resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa),
+        d_h0.numpy(), hacc, *tail,
+    )
+    return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
