@@ -76,6 +76,9 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
                 out, hn, cn, saved = kernel.forward(gx, w, b, h0, c0, **opts)
                 kernel.forward(gx, w, b, h0, c0, save=False, **opts)
                 kernel.backward(out, hn, cn, gx, w, b, h0, c0, out, saved, **opts)
+            if hasattr(kernel, "train_head"):  # the GRU's layer, head and loss in one pass
+                x, y = torch.zeros(2, 1, 1, dtype=dtype), torch.zeros(2, 1, 1, dtype=dtype)
+                kernel.train_head(x, w, b, w, b, h0, h0, h0[0], y, 1.0)
             if verbose:
                 print(f"warmup {cell} {name}: {time.perf_counter() - t0:.2f}s")
     return time.perf_counter() - start
