@@ -297,7 +297,8 @@ def _counting(real, calls):
 
 @pytest.mark.parametrize("bptt", [None, 4])
 def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
-    """One optimisation step with and without the fused op: the same loss and parameters."""
+    """One optimisation step with the fused kernel's gradients (no autograd pass) and with
+    neither fused op (the layer, then the head and the loss): the same loss and parameters."""
     torch.manual_seed(3)
     config = dict(cell="gru", input_size=3, hidden_size=12, num_layers=1, n_out=2)
     net = _training.ForecastNet(**config, backend="numba")
@@ -305,10 +306,12 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
     twin.load_state_dict(net.state_dict())
     inputs, targets = torch.randn(10, 6, 3), torch.randn(10, 6, 2)
     calls = []
-    counting = _counting(tnn.layer_head_sq_loss, calls)
+    counting = _counting(tnn.layer_head_sq_loss_grads, calls)
     results = []
     for model, fused in ((net, True), (twin, False)):
-        monkeypatch.setattr(tnn, "layer_head_sq_loss", counting if fused else lambda *a: None)
+        monkeypatch.setattr(tnn, "layer_head_sq_loss_grads", counting if fused else lambda *a: None)
+        if not fused:
+            monkeypatch.setattr(tnn, "layer_head_sq_loss", lambda *a: None)
         opt = torch.optim.Adam(model.parameters(), lr=1e-2)
         loss = _training.train_step(model, opt, inputs, targets, bptt=bptt, clip_norm=1.0)
         results.append((loss, [p.detach().clone() for p in model.parameters()]))
@@ -320,11 +323,54 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
         torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("with_h0", [False, True], ids=["h0=None", "h0"])
+def test_direct_gradients_equal_the_autograd_ops(bias, with_h0):
+    """``layer_head_sq_loss_grads`` (gradients from one kernel call, no autograd) against
+    ``layer_head_sq_loss(...)`` then ``loss.backward()``: the same loss, state and gradient of
+    every parameter that asks for one, to the bit (the same kernel); a frozen parameter gets
+    none."""
+    ours, _, head, x, y, h0 = _setup(11, 21, 3, 24, 2, bias, torch.float32, seed=4)
+    h0 = h0 if with_h0 else None
+    ours.weight_hh_l0.requires_grad_(False)
+    loss, hn = tnn.layer_head_sq_loss(ours, x, h0, head.weight, head.bias, y, 0.05)
+    loss.backward()
+    got_loss, got_hn, pairs = tnn.layer_head_sq_loss_grads(
+        ours, x, h0, head.weight, head.bias, y, 0.05
+    )
+    assert got_loss == float(loss.detach())
+    assert torch.equal(got_hn, hn.detach()) and not got_hn.requires_grad
+    wanted = [p for p in list(ours.parameters()) + list(head.parameters()) if p.requires_grad]
+    assert [id(p) for p, _ in pairs] == [id(p) for p in wanted]
+    assert id(ours.weight_hh_l0) not in [id(p) for p, _ in pairs]
+    for p, g in pairs:
+        assert torch.equal(g, p.grad)
+
+
+def test_direct_gradients_decline_where_an_input_asks_for_a_gradient(monkeypatch):
+    """Where ``x`` asks for a gradient the direct path declines (it forms none for ``x``), and
+    train_step takes the autograd op instead, which gives ``x`` its gradient."""
+    ours, _, head, x, y, h0 = _setup(5, 4, 3, 8, 1, True, torch.float32)
+    xg = x.clone().requires_grad_(True)
+    assert tnn.layer_head_sq_loss_grads(ours, xg, None, head.weight, head.bias, y, 0.1) is None
+    h0g = h0.clone().requires_grad_(True)
+    assert tnn.layer_head_sq_loss_grads(ours, x, h0g, head.weight, head.bias, y, 0.1) is None
+    assert tnn.layer_head_sq_loss_grads(ours, x, None, head.weight, head.bias, y, 0.1) is not None
+    net = _training.ForecastNet("gru", 3, 8, 1, 1, backend="numba")
+    calls = []
+    monkeypatch.setattr(tnn, "layer_head_sq_loss", _counting(tnn.layer_head_sq_loss, calls))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    _training.train_step(net, opt, xg, y)
+    assert calls == [True]
+    assert xg.grad is not None and xg.grad.abs().sum() > 0
+
+
 def test_the_forecasters_gru_fit_takes_the_fused_op(monkeypatch):
     """The default model's training (a one-layer GRU on the CPU) runs on the fused op: a change
     that made it fall back would lose its speed without failing any other test."""
     calls = []
-    monkeypatch.setattr(tnn, "layer_head_sq_loss", _counting(tnn.layer_head_sq_loss, calls))
+    counting = _counting(tnn.layer_head_sq_loss_grads, calls)
+    monkeypatch.setattr(tnn, "layer_head_sq_loss_grads", counting)
     y = pd.Series(np.sin(np.arange(120) / 4.0), index=pd.RangeIndex(120))
     RNNForecaster(hidden_size=8, window=12, max_epochs=2, random_state=0).fit(y)
     assert calls and all(calls)

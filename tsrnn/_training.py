@@ -266,10 +266,12 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     one of :func:`flat_parameters` in a fit: the same norm). The head and the loss run as one op
     (:func:`tsrnn.kernels.common.numba_head.head_sq_loss`: ``net.head`` then the squared
     error, as ``net(...)`` would give), or, for a one-layer GRU on the Numba backend, the
-    layer, the head and the loss together (:func:`tsrnn.nn.layer_head_sq_loss`).
+    layer, the head and the loss together: their value and gradients from one kernel call
+    (:func:`tsrnn.nn.layer_head_sq_loss_grads`, no autograd pass), or where the inputs ask for
+    a gradient as one autograd op (:func:`tsrnn.nn.layer_head_sq_loss`).
     """
     from tsrnn.kernels.common.numba_head import head_sq_loss  # imports Numba: not at start-up
-    from tsrnn.nn import layer_head_sq_loss
+    from tsrnn.nn import layer_head_sq_loss, layer_head_sq_loss_grads
 
     # in place, not set to None: under :func:`flat_parameters` the parameters' gradients are
     # views of the one flat gradient the optimizer steps with, and must stay so
@@ -281,7 +283,19 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     head = net.head
     for start in range(0, W, chunk):
         x, y = inputs[start : start + chunk], targets[start : start + chunk]
-        # the layer, the head and the loss in one op each way where the layer allows it
+        # the layer, the head, the loss and their gradients in one kernel call where the layer
+        # allows it: the gradients added to the parameters' as loss.backward() would
+        direct = layer_head_sq_loss_grads(net.rnn, x, state, head.weight, head.bias, y, 1 / total)
+        if direct is not None:
+            loss, state, grads = direct
+            for p, g in grads:
+                if p.grad is None:
+                    p.grad = g
+                else:
+                    p.grad.add_(g)
+            loss_sum += loss
+            continue
+        # else as one op each way (the same kernels; where a gradient reaches the inputs)
         fused = layer_head_sq_loss(net.rnn, x, state, head.weight, head.bias, y, 1.0 / total)
         if fused is not None:
             loss, state = fused
