@@ -129,6 +129,7 @@ def _count_kernel_calls(monkeypatch):
         (6, 37, 3, 83, 3),
         (9, 70, 2, 64, 1),
         (5, 40, 4, 32, 2),
+        (3, 530, 2, 16, 1),  # more blocks than partials: several blocks a chunk
     ],
 )
 @pytest.mark.parametrize("keep_d_gx", [False, True], ids=["no_d_gx", "d_gx"])
