@@ -48,7 +48,15 @@ runs a linear head inside its time loops, for the forecaster's training loss
 ``resid`` (T, B, O) = ``out @ w_o.T + b_o - y`` formed while each step's states are in cache;
 ``e`` (T, B, O) the loss's gradient with respect to the head's outputs, from which the backward
 forms the states' gradient step by step (no ``grad_out`` (T, B, H)) and sums the head's
-gradients (``common/numba_head.py``).
+gradients (``common/numba_head.py``). Both in one call, for a loss whose gradient with respect
+to the head's outputs is ``factor * resid`` and which does not use ``h_n``::
+
+    train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False)
+        -> h_n, resid, d_gx, d_h0, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o
+
+each block of batch rows run backward right after its forward, its saved gates kept in the
+thread's own buffers (about 2 MB at the electricity benchmark's shape: in the core's cache)
+instead of the whole batch's going out to memory and back.
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with an 8-row tile where Numba compiles for

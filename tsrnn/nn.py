@@ -16,7 +16,9 @@ written out), and its backward sums the weight and bias gradients in its own tim
 rows are in cache: the (T, B, G*H) gradients of the gates are never written out either,
 except where the layer's input needs a gradient. For the forecaster's training,
 :func:`layer_head_sq_loss` runs a one-layer GRU, its linear head and the squared-error loss
-as one Function, the head inside the kernel's time loops.
+as one Function, the head inside the kernel's time loops, forward and backward in one kernel
+call (each block of rows backward right after its forward, while its saved gates are in
+cache); :func:`layer_head_sq_loss_grads` gives the same value and gradients without autograd.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
