@@ -60,7 +60,7 @@ from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsig
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
-from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
+from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows, reduce_head
 from tsrnn.kernels.common.numba_linalg import (
     MAX_BLOCK_ROWS,
     padded,
@@ -542,13 +542,15 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
 
 @njit_parallel
 def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn, d_gx, d_h0, hacc,
-                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+                d_w_o, d_b_o, R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     """Forward and backward of :func:`forward_projected_head` then :func:`backward_head` in one
     pass over each block of rows: the block runs forward through every step, its saved gates,
     ``gh_n`` and states kept in the chunk's own buffers (T, R, ...), then at once backward
     through them, while they are still in the core's cache, instead of the whole batch's
     (T, B, 5H) going out to memory and coming back. The loss's gradient with respect to the
-    head's outputs is ``factor * resid``; no gradient reaches the final state.
+    head's outputs is ``factor * resid``; no gradient reaches the final state. The head's
+    gradients go to ``d_w_o`` (O, H) and ``d_b_o`` (O,), from the chunks' float64 partials
+    ``hacc`` (C, O, H + 1).
 
     Blocks, chunks and every row's arithmetic are those of the two kernels (:func:`_forward`,
     :func:`_backward`), so results equal theirs bit for bit, but for float32 columns past the
@@ -627,6 +629,7 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
     reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
+    reduce_head(hacc, d_w_o, d_b_o)
 
 
 def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
@@ -637,22 +640,61 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
 
     Returns ``(h_n, resid, d_gx, d_h0, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o)``,
     ``d_gx`` (T, B, 3H) only where ``keep_d_gx`` (else ``None``).
+
+    Called once per training step, so its Python work is kept short (a tenth of a small
+    model's step, the hourly benchmark's): the weights are laid out for the kernel in one
+    jitted call (:func:`_train_weights`) and the head's gradients reduced inside the kernel.
     """
-    dtype = as_array(h0).dtype
-    xin, w_c, b_c, w_n, b_n = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
-    T, B, _ = x.shape
-    H = h0.shape[1]
-    GH = 3 * H
-    xa, tail, grads = numba_grads.backward_args(x, B, H, GH, h0, max_rows)
+    xa, h0a = as_array(x), as_array(h0)
+    dtype = h0a.dtype
+    T, B, I = xa.shape
+    GH, H = w_hh.shape
     w_o, y = as_array(w_o), as_array(y)
-    resid = workspace.empty((T, B, w_o.shape[0]), h0.dtype)
+    O = w_o.shape[0]
+    b_i = np.zeros(0, dtype=dtype) if b_ih is None else as_array(b_ih)
+    w_c, b_c, w_n, b_n, w_hp = _train_weights(
+        as_array(w_ih), b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
+    )
+    R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, max_rows)
+    grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
+    d_w_o, d_b_o = torch.empty((O, H), dtype=h0.dtype), torch.empty(O, dtype=h0.dtype)
+    resid = workspace.empty((T, B, O), h0.dtype)
     hn = torch.empty((B, H), dtype=h0.dtype)
     d_h0 = torch.empty((B, H), dtype=h0.dtype)
     d_gx = workspace.empty((T, B, GH), h0.dtype) if keep_d_gx else None
-    hacc = np.zeros((tail[2].shape[0], w_o.shape[0], H + 1))  # the head's float64 partials
+    hacc = np.zeros((part.shape[0], O, H + 1))  # the head's float64 partials
     _train_head(
-        xin, w_c, b_c, w_n, b_n, padded_columns(w_hh), as_array(h0), w_o, as_array(b_o), y,
-        dtype.type(factor), resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa),
-        d_h0.numpy(), hacc, *tail,
+        xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, as_array(b_o), y, dtype.type(factor),
+        resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa), d_h0.numpy(), hacc,
+        d_w_o.numpy(), d_b_o.numpy(), R, per_chunk, part, *[g.numpy() for g in grads],
     )
-    return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
+    return (hn, resid, d_gx, d_h0, *grads, d_w_o, d_b_o)
+
+
+@njit
+def _train_weights(w_ih, b_ih, w_hh, b_hh, GHp, Hp):
+    """:func:`_forward_args`' ``(w_c, b_c, w_n, b_n)`` (``b_ih`` empty: none) and ``w_hh``
+    with its columns zero-padded to ``Hp`` (:func:`padded_columns`), in one call."""
+    GH, H = w_hh.shape
+    I = w_ih.shape[1]
+    w_c = np.zeros((I + H, GHp), dtype=w_hh.dtype)
+    b_c = np.zeros(GHp, dtype=w_hh.dtype)
+    w_n = np.zeros((I, Hp), dtype=w_hh.dtype)
+    b_n = np.zeros(Hp, dtype=w_hh.dtype)
+    w_hp = np.zeros((GH, Hp), dtype=w_hh.dtype)
+    for g in range(GH):
+        for k in range(H):
+            w_c[I + k, g] = w_hh[g, k]
+            w_hp[g, k] = w_hh[g, k]
+        b_c[g] = b_hh[g]
+    for g in range(2 * H):
+        for i in range(I):
+            w_c[i, g] = w_ih[g, i]
+        if b_ih.shape[0] > 0:
+            b_c[g] += b_ih[g]
+    for j in range(H):
+        for i in range(I):
+            w_n[i, j] = w_ih[2 * H + j, i]
+        if b_ih.shape[0] > 0:
+            b_n[j] = b_ih[2 * H + j]
+    return w_c, b_c, w_n, b_n, w_hp
