@@ -60,7 +60,7 @@ from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsig
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
-from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows, reduce_head
+from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
 from tsrnn.kernels.common.numba_linalg import (
     MAX_BLOCK_ROWS,
     padded,
@@ -542,15 +542,16 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
 
 @njit_parallel
 def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn, d_gx, d_h0, hacc,
-                d_w_o, d_b_o, R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
     """Forward and backward of :func:`forward_projected_head` then :func:`backward_head` in one
     pass over each block of rows: the block runs forward through every step, its saved gates,
     ``gh_n`` and states kept in the chunk's own buffers (T, R, ...), then at once backward
     through them, while they are still in the core's cache, instead of the whole batch's
     (T, B, 5H) going out to memory and coming back. The loss's gradient with respect to the
     head's outputs is ``factor * resid``; no gradient reaches the final state. The head's
-    gradients go to ``d_w_o`` (O, H) and ``d_b_o`` (O,), from the chunks' float64 partials
-    ``hacc`` (C, O, H + 1).
+    gradients are left in the chunks' float64 partials ``hacc`` (C, O, H + 1), reduced by the
+    caller as after :func:`_backward` (:func:`~tsrnn.kernels.common.numba_head.head_grads`:
+    reduced inside this kernel, LLVM may order that float64 sum differently).
 
     Blocks, chunks and every row's arithmetic are those of the two kernels (:func:`_forward`,
     :func:`_backward`), so results equal theirs bit for bit, but for float32 columns past the
@@ -629,7 +630,6 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
     reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
-    reduce_head(hacc, d_w_o, d_b_o)
 
 
 def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
@@ -643,7 +643,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
 
     Called once per training step, so its Python work is kept short (a tenth of a small
     model's step, the hourly benchmark's): the weights are laid out for the kernel in one
-    jitted call (:func:`_train_weights`) and the head's gradients reduced inside the kernel.
+    jitted call (:func:`_train_weights`).
     """
     xa, h0a = as_array(x), as_array(h0)
     dtype = h0a.dtype
@@ -657,7 +657,6 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     )
     R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, max_rows)
     grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
-    d_w_o, d_b_o = torch.empty((O, H), dtype=h0.dtype), torch.empty(O, dtype=h0.dtype)
     resid = workspace.empty((T, B, O), h0.dtype)
     hn = torch.empty((B, H), dtype=h0.dtype)
     d_h0 = torch.empty((B, H), dtype=h0.dtype)
@@ -666,9 +665,9 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     _train_head(
         xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, as_array(b_o), y, dtype.type(factor),
         resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa), d_h0.numpy(), hacc,
-        d_w_o.numpy(), d_b_o.numpy(), R, per_chunk, part, *[g.numpy() for g in grads],
+        R, per_chunk, part, *[g.numpy() for g in grads],
     )
-    return (hn, resid, d_gx, d_h0, *grads, d_w_o, d_b_o)
+    return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
 
 
 @njit
