@@ -261,26 +261,49 @@ def _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype):
     Returns ``(xin, w_c, b_c, w_n, b_n)``: ``w_c`` (I + H, 3Hp) stacks ``W_ih^T`` with its n
     columns zero (the n gate needs its input and recurrent parts apart) over ``W_hh^T``;
     ``b_c`` = ``b_hh`` plus ``b_ih`` in the r and z columns; ``w_n`` (I, Hp), ``b_n`` (Hp):
-    the n gate's input projection. Columns zero-padded to whole micro-kernel tiles.
+    the n gate's input projection. Columns zero-padded to whole micro-kernel tiles
+    (:func:`_kernel_weights`).
     """
     GH, H = w_hh.shape
-    I = 0 if x is None else x.shape[2]
-    w_c = np.zeros((I + H, padded(GH, dtype)), dtype=dtype)
-    w_c[I:, :GH] = w_hh.detach().numpy().T
-    b_c = np.zeros(w_c.shape[1], dtype=dtype)
-    b_c[:GH] = as_array(b_hh)
-    w_n = np.zeros((I, padded(H, dtype)), dtype=dtype)
-    b_n = np.zeros(w_n.shape[1], dtype=dtype)
     if x is None:
-        return np.zeros((0, 1, 0), dtype=dtype), w_c, b_c, w_n, b_n
-    wi_t = w_ih.detach().numpy().T
-    w_c[:I, : 2 * H] = wi_t[:, : 2 * H]
-    w_n[:, :H] = wi_t[:, 2 * H :]
-    if b_ih is not None:
-        bi = as_array(b_ih)
-        b_c[: 2 * H] += bi[: 2 * H]
-        b_n[:H] = bi[2 * H :]
-    return as_array(x), w_c, b_c, w_n, b_n
+        xin, w_i, b_i = np.zeros((0, 1, 0), dtype=dtype), np.zeros((GH, 0), dtype=dtype), None
+    else:
+        xin, w_i, b_i = as_array(x), as_array(w_ih), b_ih
+    b_i = np.zeros(0, dtype=dtype) if b_i is None else as_array(b_i)
+    w_c, b_c, w_n, b_n, _ = _kernel_weights(
+        w_i, b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
+    )
+    return xin, w_c, b_c, w_n, b_n
+
+
+@njit
+def _kernel_weights(w_ih, b_ih, w_hh, b_hh, GHp, Hp):
+    """:func:`_forward_args`' ``(w_c, b_c, w_n, b_n)`` (``b_ih`` empty: none; ``w_ih``
+    (3H, 0): no inputs) and ``w_hh`` with its columns zero-padded to ``Hp``, the backward's
+    (:func:`padded_columns`), in one call: the training step's kernel takes all five."""
+    GH, H = w_hh.shape
+    I = w_ih.shape[1]
+    w_c = np.zeros((I + H, GHp), dtype=w_hh.dtype)
+    b_c = np.zeros(GHp, dtype=w_hh.dtype)
+    w_n = np.zeros((I, Hp), dtype=w_hh.dtype)
+    b_n = np.zeros(Hp, dtype=w_hh.dtype)
+    w_hp = np.zeros((GH, Hp), dtype=w_hh.dtype)
+    for g in range(GH):
+        for k in range(H):
+            w_c[I + k, g] = w_hh[g, k]
+            w_hp[g, k] = w_hh[g, k]
+        b_c[g] = b_hh[g]
+    for g in range(2 * H):
+        for i in range(I):
+            w_c[i, g] = w_ih[g, i]
+        if b_ih.shape[0] > 0:
+            b_c[g] += b_ih[g]
+    for j in range(H):
+        for i in range(I):
+            w_n[i, j] = w_ih[2 * H + j, i]
+        if b_ih.shape[0] > 0:
+            b_n[j] = b_ih[2 * H + j]
+    return w_c, b_c, w_n, b_n, w_hp
 
 
 def _backward_gates(dh, grad_out, gates, ghn, hp, dgx, dgh, t, b0, o, nr):
@@ -643,7 +666,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
 
     Called once per training step, so its Python work is kept short (a tenth of a small
     model's step, the hourly benchmark's): the weights are laid out for the kernel in one
-    jitted call (:func:`_train_weights`).
+    jitted call (:func:`_kernel_weights`).
     """
     xa, h0a = as_array(x), as_array(h0)
     dtype = h0a.dtype
@@ -652,7 +675,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     w_o, y = as_array(w_o), as_array(y)
     O = w_o.shape[0]
     b_i = np.zeros(0, dtype=dtype) if b_ih is None else as_array(b_ih)
-    w_c, b_c, w_n, b_n, w_hp = _train_weights(
+    w_c, b_c, w_n, b_n, w_hp = _kernel_weights(
         as_array(w_ih), b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
     )
     R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, max_rows)
@@ -668,32 +691,3 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
         R, per_chunk, part, *[g.numpy() for g in grads],
     )
     return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
-
-
-@njit
-def _train_weights(w_ih, b_ih, w_hh, b_hh, GHp, Hp):
-    """:func:`_forward_args`' ``(w_c, b_c, w_n, b_n)`` (``b_ih`` empty: none) and ``w_hh``
-    with its columns zero-padded to ``Hp`` (:func:`padded_columns`), in one call."""
-    GH, H = w_hh.shape
-    I = w_ih.shape[1]
-    w_c = np.zeros((I + H, GHp), dtype=w_hh.dtype)
-    b_c = np.zeros(GHp, dtype=w_hh.dtype)
-    w_n = np.zeros((I, Hp), dtype=w_hh.dtype)
-    b_n = np.zeros(Hp, dtype=w_hh.dtype)
-    w_hp = np.zeros((GH, Hp), dtype=w_hh.dtype)
-    for g in range(GH):
-        for k in range(H):
-            w_c[I + k, g] = w_hh[g, k]
-            w_hp[g, k] = w_hh[g, k]
-        b_c[g] = b_hh[g]
-    for g in range(2 * H):
-        for i in range(I):
-            w_c[i, g] = w_ih[g, i]
-        if b_ih.shape[0] > 0:
-            b_c[g] += b_ih[g]
-    for j in range(H):
-        for i in range(I):
-            w_n[i, j] = w_ih[2 * H + j, i]
-        if b_ih.shape[0] > 0:
-            b_n[j] = b_ih[2 * H + j]
-    return w_c, b_c, w_n, b_n, w_hp
