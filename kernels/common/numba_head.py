@@ -253,18 +253,18 @@ def head_backward_args(head, chunks: int, H: int, dtype):
 
 def head_grads(hacc, dtype):
     """``(d_w_o, d_b_o)`` tensors of ``dtype`` from the chunks' partials ``hacc`` (C, O, H + 1),
-    added in chunk order (:func:`reduce_head`); ``()`` without a head."""
+    added in chunk order (:func:`_reduce_head`); ``()`` without a head."""
     if hacc.shape[1] == 0:
         return ()
     O, H1 = hacc.shape[1:]
     d_w_o = torch.empty((O, H1 - 1), dtype=dtype)
     d_b_o = torch.empty(O, dtype=dtype)
-    reduce_head(hacc, d_w_o.numpy(), d_b_o.numpy())
+    _reduce_head(hacc, d_w_o.numpy(), d_b_o.numpy())
     return d_w_o, d_b_o
 
 
 @njit
-def reduce_head(hacc, d_w_o, d_b_o):
+def _reduce_head(hacc, d_w_o, d_b_o):
     """``d_w_o`` (O, H) and ``d_b_o`` (O,) from the chunks' partials ``hacc`` (C, O, H + 1),
     added in chunk order."""
     O, H = d_w_o.shape

@@ -655,8 +655,7 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
     reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
-def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
-               max_rows=BACKWARD_ROWS):
+def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False):
     """:func:`forward_projected_head` and :func:`backward_head` in one kernel call
     (:func:`_train_head`), for a loss whose gradient with respect to the head's outputs is
     ``factor * resid`` and that does not use the final state.
@@ -678,7 +677,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     w_c, b_c, w_n, b_n, w_hp = _kernel_weights(
         as_array(w_ih), b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
     )
-    R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, max_rows)
+    R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, BACKWARD_ROWS)
     grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
     resid = workspace.empty((T, B, O), h0.dtype)
     hn = torch.empty((B, H), dtype=h0.dtype)
