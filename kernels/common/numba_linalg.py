@@ -63,12 +63,51 @@ def padded_columns(w) -> np.ndarray:
     return out
 
 
+@njit(inline="always")
+def triple_columns(vectors):
+    """Vectors of a row of ``out`` that :func:`rows_matmul_add` covers with 3-vector tiles on
+    an AVX-512 CPU: as many as leave an even number (``N`` is whole 2-vector tiles) for the
+    2-vector tiles; 0 with AVX2, whose 16 registers hold no 8 x 3 tile."""
+    t = vectors // 3 if WIDE_TILE else 0
+    if (vectors - 3 * t) % 2:
+        t -= 1
+    return 3 * t
+
+
 @njit
 def rows_matmul_add(a, w, out, nr):
-    """``out[:nr, :N] += a[:nr] @ w``; a (R, K), w (K, N) with N % 2L == 0, out (R, >= N)."""
+    """``out[:nr, :N] += a[:nr] @ w``; a (R, K), w (K, N) with N % 2L == 0, out (R, >= N).
+
+    Every element is one chain of multiply-adds over ``k`` in order, whatever tile it falls
+    in, so a row's result does not depend on the rows beside it nor on ``N``'s tiling.
+    On AVX-512 the columns go in tiles of 3 vectors where they can
+    (:func:`triple_columns`): 8 rows x 3 vectors (24 accumulators) load each broadcast
+    element of ``a`` for 3 multiply-adds instead of 2 (the GRU's 3H columns, the recurrent
+    product and the weight-gradient sums; measured against 2-vector tiles at their shapes,
+    2 threads, alternated: 1.05-1.16x the throughput), the rest in tiles of 2."""
     K, N = w.shape
     L = vector_lanes(w)
-    for n0 in range(0, N, 2 * L):
+    n3 = triple_columns(N // L) * L
+    for n0 in range(0, n3, 3 * L):
+        r0 = 0
+        while r0 + 8 <= nr:
+            _rows8_x3(a, w, out, r0, n0)
+            r0 += 8
+        while r0 + 4 <= nr:
+            _rows4_x3(a, w, out, r0, n0)
+            r0 += 4
+        for r in range(r0, nr):
+            n1, n2 = n0 + L, n0 + 2 * L
+            c0, c1, c2 = vload(out, r, n0), vload(out, r, n1), vload(out, r, n2)
+            for k in range(K):
+                ark = a[r, k]
+                c0 = vfma(c0, ark, vload(w, k, n0))
+                c1 = vfma(c1, ark, vload(w, k, n1))
+                c2 = vfma(c2, ark, vload(w, k, n2))
+            vstore(out, r, n0, c0)
+            vstore(out, r, n1, c1)
+            vstore(out, r, n2, c2)
+    for n0 in range(n3, N, 2 * L):
         n1 = n0 + L
         r0 = 0
         while WIDE_TILE and r0 + 8 <= nr:
@@ -140,6 +179,81 @@ def rows_matmul_add(a, w, out, nr):
                 c0, c1 = vfma(c0, ark, vload(w, k, n0)), vfma(c1, ark, vload(w, k, n1))
             vstore(out, r, n0, c0)
             vstore(out, r, n1, c1)
+
+
+
+@njit(inline="always")
+def _rows8_x3(a, w, out, r0, n0):
+    """Rows ``r0 .. r0+7``, columns ``n0`` + 3 vectors, of :func:`rows_matmul_add`."""
+    L = vector_lanes(w)
+    n1, n2 = n0 + L, n0 + 2 * L
+    c00, c01, c02 = vload(out, r0, n0), vload(out, r0, n1), vload(out, r0, n2)
+    c10, c11, c12 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1), vload(out, r0 + 1, n2)
+    c20, c21, c22 = vload(out, r0 + 2, n0), vload(out, r0 + 2, n1), vload(out, r0 + 2, n2)
+    c30, c31, c32 = vload(out, r0 + 3, n0), vload(out, r0 + 3, n1), vload(out, r0 + 3, n2)
+    c40, c41, c42 = vload(out, r0 + 4, n0), vload(out, r0 + 4, n1), vload(out, r0 + 4, n2)
+    c50, c51, c52 = vload(out, r0 + 5, n0), vload(out, r0 + 5, n1), vload(out, r0 + 5, n2)
+    c60, c61, c62 = vload(out, r0 + 6, n0), vload(out, r0 + 6, n1), vload(out, r0 + 6, n2)
+    c70, c71, c72 = vload(out, r0 + 7, n0), vload(out, r0 + 7, n1), vload(out, r0 + 7, n2)
+    for k in range(w.shape[0]):
+        w0, w1, w2 = vload(w, k, n0), vload(w, k, n1), vload(w, k, n2)
+        a0 = a[r0, k]
+        c00, c01, c02 = vfma(c00, a0, w0), vfma(c01, a0, w1), vfma(c02, a0, w2)
+        a1 = a[r0 + 1, k]
+        c10, c11, c12 = vfma(c10, a1, w0), vfma(c11, a1, w1), vfma(c12, a1, w2)
+        a2 = a[r0 + 2, k]
+        c20, c21, c22 = vfma(c20, a2, w0), vfma(c21, a2, w1), vfma(c22, a2, w2)
+        a3 = a[r0 + 3, k]
+        c30, c31, c32 = vfma(c30, a3, w0), vfma(c31, a3, w1), vfma(c32, a3, w2)
+        a4 = a[r0 + 4, k]
+        c40, c41, c42 = vfma(c40, a4, w0), vfma(c41, a4, w1), vfma(c42, a4, w2)
+        a5 = a[r0 + 5, k]
+        c50, c51, c52 = vfma(c50, a5, w0), vfma(c51, a5, w1), vfma(c52, a5, w2)
+        a6 = a[r0 + 6, k]
+        c60, c61, c62 = vfma(c60, a6, w0), vfma(c61, a6, w1), vfma(c62, a6, w2)
+        a7 = a[r0 + 7, k]
+        c70, c71, c72 = vfma(c70, a7, w0), vfma(c71, a7, w1), vfma(c72, a7, w2)
+    _store3(out, r0, n0, c00, c01, c02)
+    _store3(out, r0 + 1, n0, c10, c11, c12)
+    _store3(out, r0 + 2, n0, c20, c21, c22)
+    _store3(out, r0 + 3, n0, c30, c31, c32)
+    _store3(out, r0 + 4, n0, c40, c41, c42)
+    _store3(out, r0 + 5, n0, c50, c51, c52)
+    _store3(out, r0 + 6, n0, c60, c61, c62)
+    _store3(out, r0 + 7, n0, c70, c71, c72)
+
+
+@njit(inline="always")
+def _rows4_x3(a, w, out, r0, n0):
+    """Rows ``r0 .. r0+3``, columns ``n0`` + 3 vectors, of :func:`rows_matmul_add`."""
+    L = vector_lanes(w)
+    n1, n2 = n0 + L, n0 + 2 * L
+    c00, c01, c02 = vload(out, r0, n0), vload(out, r0, n1), vload(out, r0, n2)
+    c10, c11, c12 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1), vload(out, r0 + 1, n2)
+    c20, c21, c22 = vload(out, r0 + 2, n0), vload(out, r0 + 2, n1), vload(out, r0 + 2, n2)
+    c30, c31, c32 = vload(out, r0 + 3, n0), vload(out, r0 + 3, n1), vload(out, r0 + 3, n2)
+    for k in range(w.shape[0]):
+        w0, w1, w2 = vload(w, k, n0), vload(w, k, n1), vload(w, k, n2)
+        a0 = a[r0, k]
+        c00, c01, c02 = vfma(c00, a0, w0), vfma(c01, a0, w1), vfma(c02, a0, w2)
+        a1 = a[r0 + 1, k]
+        c10, c11, c12 = vfma(c10, a1, w0), vfma(c11, a1, w1), vfma(c12, a1, w2)
+        a2 = a[r0 + 2, k]
+        c20, c21, c22 = vfma(c20, a2, w0), vfma(c21, a2, w1), vfma(c22, a2, w2)
+        a3 = a[r0 + 3, k]
+        c30, c31, c32 = vfma(c30, a3, w0), vfma(c31, a3, w1), vfma(c32, a3, w2)
+    _store3(out, r0, n0, c00, c01, c02)
+    _store3(out, r0 + 1, n0, c10, c11, c12)
+    _store3(out, r0 + 2, n0, c20, c21, c22)
+    _store3(out, r0 + 3, n0, c30, c31, c32)
+
+
+@njit(inline="always")
+def _store3(out, r, n0, c0, c1, c2):
+    L = vector_lanes(out)
+    vstore(out, r, n0, c0)
+    vstore(out, r, n0 + L, c1)
+    vstore(out, r, n0 + 2 * L, c2)
 
 
 @njit(inline="always")

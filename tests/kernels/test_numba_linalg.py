@@ -37,6 +37,40 @@ def test_rows_matmul_add_matches_numpy(dtype):
     check_rows_matmul_add(dtype, 1e-12 if dtype == np.float64 else 1e-5)
 
 
+def check_rows_do_not_depend_on_tiling(dtype):
+    """Every row of a tiled product is bitwise the row computed alone (one chain over ``k``
+    in order, whatever the tile): with ``out`` rows of only 2-vector tiles, only 3-vector
+    tiles (AVX-512), and both; raises AssertionError otherwise."""
+    rng = np.random.default_rng(1)
+    L = numba_simd.lanes(np.dtype(dtype))
+    for vectors in (2, 4, 6, 10, 12):
+        K, N = 37, vectors * L
+        w = rng.standard_normal((K, N)).astype(dtype)
+        a = rng.standard_normal((19, K)).astype(dtype)
+        base = rng.standard_normal((19, N)).astype(dtype)
+        for nr in (3, 4, 8, 13, 19):
+            out = base.copy()
+            _product(a, w, out, nr)
+            for r in range(nr):
+                alone = base[r : r + 1].copy()
+                _product(a[r : r + 1], w, alone, 1)
+                np.testing.assert_array_equal(out[r], alone[0], err_msg=f"N={N} nr={nr} row {r}")
+            np.testing.assert_array_equal(out[nr:], base[nr:])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["f64", "f32"])
+def test_rows_do_not_depend_on_tiling(dtype):
+    check_rows_do_not_depend_on_tiling(dtype)
+
+
+def test_three_vector_tiles_where_the_columns_allow():
+    """On AVX-512, 3-vector tiles cover as many columns as leave whole 2-vector tiles."""
+    expected = {2: 0, 4: 0, 6: 6, 8: 6, 10: 6, 12: 12, 14: 12}
+    for vectors, triple in expected.items():
+        want = triple if numba_linalg.WIDE_TILE else 0
+        assert numba_linalg.triple_columns(vectors) == want, vectors
+
+
 def test_padding_is_whole_tiles_of_this_machines_vectors():
     lanes32 = numba_simd.VECTOR_BYTES // 4
     assert numba_linalg.padded(1, np.float32) == 2 * lanes32
@@ -88,6 +122,7 @@ def test_256_bit_path_on_an_avx2_target(tmp_path):
         a.test_groups_give_the_vectors_results()
         t.check_rows_matmul_add(np.float32, 1e-5)
         t.check_rows_matmul_add(np.float64, 1e-12)
+        t.check_rows_do_not_depend_on_tiling(np.float32)
         gen = torch.Generator().manual_seed(0)
         gx = torch.randn(5, 23, 72, generator=gen, dtype=torch.float64)
         w_hh = torch.randn(72, 24, generator=gen, dtype=torch.float64) / 5
