@@ -8,8 +8,11 @@ so every weight it loads feeds several rows. The block's product is a register-b
 micro-kernel: a tile of 8 rows (AVX-512, :data:`WIDE_TILE`) or 4 rows x 2 vectors of ``out``
 stays in registers (explicit vectors, :mod:`numba_simd`; LLVM leaves array tiles in memory)
 while ``k`` runs over the reduction, each step loading two vectors of ``w`` and broadcasting
-one element of ``a`` per row. ``N`` must be a multiple of ``2L``: the kernels pad the
-weights' columns with zeros (:func:`padded_columns`).
+one element of ``a`` per row; on AVX-512, columns that allow it go in 8 x 3-vector tiles
+(:func:`rows_matmul_add`). Rows past the last whole tile go in tiles of 4, then 2, then one:
+a single row has only 2 or 3 chains of multiply-adds, which wait on each other's latency.
+``N`` must be a multiple of ``2L``: the kernels pad the weights' columns with zeros
+(:func:`padded_columns`).
 Kept in the jitted time loop rather than calling BLAS once per step: for the small hidden sizes
 of forecasting models a BLAS call costs more than the product itself.
 """
@@ -84,7 +87,11 @@ def rows_matmul_add(a, w, out, nr):
     (:func:`triple_columns`): 8 rows x 3 vectors (24 accumulators) load each broadcast
     element of ``a`` for 3 multiply-adds instead of 2 (the GRU's 3H columns, the recurrent
     product and the weight-gradient sums; measured against 2-vector tiles at their shapes,
-    2 threads, alternated: 1.05-1.16x the throughput), the rest in tiles of 2."""
+    2 threads, alternated: 1.05-1.16x the throughput; the one-pass GRU kernel at the
+    electricity benchmark's shape 0.94-0.95x the time), the rest in tiles of 2. Rows past
+    the 8-row tiles go 4, then 2 at a time (a 2-row tile has twice a single row's chains:
+    the weight-gradient sums of 6 inputs, 8 x 2-vector tiles before, 1.4-1.6x the
+    throughput)."""
     K, N = w.shape
     L = vector_lanes(w)
     n3 = triple_columns(N // L) * L
@@ -96,6 +103,9 @@ def rows_matmul_add(a, w, out, nr):
         while r0 + 4 <= nr:
             _rows4_x3(a, w, out, r0, n0)
             r0 += 4
+        while r0 + 2 <= nr:
+            _rows2_x3(a, w, out, r0, n0)
+            r0 += 2
         for r in range(r0, nr):
             n1, n2 = n0 + L, n0 + 2 * L
             c0, c1, c2 = vload(out, r, n0), vload(out, r, n1), vload(out, r, n2)
@@ -169,6 +179,19 @@ def rows_matmul_add(a, w, out, nr):
             vstore(out, r0 + 3, n0, c30)
             vstore(out, r0 + 3, n1, c31)
             r0 += 4
+        while r0 + 2 <= nr:  # 4 chains, where a single row has 2
+            c00, c01 = vload(out, r0, n0), vload(out, r0, n1)
+            c10, c11 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1)
+            for k in range(K):
+                w0, w1 = vload(w, k, n0), vload(w, k, n1)
+                a0, a1 = a[r0, k], a[r0 + 1, k]
+                c00, c01 = vfma(c00, a0, w0), vfma(c01, a0, w1)
+                c10, c11 = vfma(c10, a1, w0), vfma(c11, a1, w1)
+            vstore(out, r0, n0, c00)
+            vstore(out, r0, n1, c01)
+            vstore(out, r0 + 1, n0, c10)
+            vstore(out, r0 + 1, n1, c11)
+            r0 += 2
         for r in range(r0, nr):
             # The same summation order as the row tiles (one chain over k), so a row's result
             # does not depend on how the batch was cut into blocks, hence not on the thread
@@ -246,6 +269,25 @@ def _rows4_x3(a, w, out, r0, n0):
     _store3(out, r0 + 1, n0, c10, c11, c12)
     _store3(out, r0 + 2, n0, c20, c21, c22)
     _store3(out, r0 + 3, n0, c30, c31, c32)
+
+
+@njit(inline="always")
+def _rows2_x3(a, w, out, r0, n0):
+    """Rows ``r0, r0+1``, columns ``n0`` + 3 vectors, of :func:`rows_matmul_add`: 6 chains
+    where a single row has 3 (the weight-gradient sums of 6 inputs, the electricity
+    benchmark's, have 2 rows past their 4-row tile)."""
+    L = vector_lanes(w)
+    n1, n2 = n0 + L, n0 + 2 * L
+    c00, c01, c02 = vload(out, r0, n0), vload(out, r0, n1), vload(out, r0, n2)
+    c10, c11, c12 = vload(out, r0 + 1, n0), vload(out, r0 + 1, n1), vload(out, r0 + 1, n2)
+    for k in range(w.shape[0]):
+        w0, w1, w2 = vload(w, k, n0), vload(w, k, n1), vload(w, k, n2)
+        a0 = a[r0, k]
+        c00, c01, c02 = vfma(c00, a0, w0), vfma(c01, a0, w1), vfma(c02, a0, w2)
+        a1 = a[r0 + 1, k]
+        c10, c11, c12 = vfma(c10, a1, w0), vfma(c11, a1, w1), vfma(c12, a1, w2)
+    _store3(out, r0, n0, c00, c01, c02)
+    _store3(out, r0 + 1, n0, c10, c11, c12)
 
 
 @njit(inline="always")
