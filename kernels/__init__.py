@@ -59,8 +59,11 @@ thread's own buffers (about 2 MB at the electricity benchmark's shape: in the co
 instead of the whole batch's going out to memory and back.
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
-SIMD vectors (``common/numba_linalg.py``): 512-bit with an 8-row tile where Numba compiles for
-an AVX-512 CPU, else 256-bit with a 4-row tile; results do not depend on the thread count.
+SIMD vectors (``common/numba_linalg.py``): 512-bit with 8-row tiles where Numba compiles for
+an AVX-512 CPU (3 vectors wide where the columns allow, as the GRU's 3H: each broadcast
+element of the left operand then feeds 3 multiply-adds), else 256-bit with a 4-row tile;
+every element is one chain of multiply-adds whatever its tile, so results do not depend on
+the tiling nor on the thread count.
 Their large outputs come from ``common/workspace.py``: fresh tensors, except
 inside ``workspace.reuse_buffers()`` (the forecaster's training epochs), where a buffer
 nothing uses any more is handed out again instead of new pages from the operating system.
