@@ -63,7 +63,9 @@ SIMD vectors (``common/numba_linalg.py``): 512-bit with 8-row tiles where Numba 
 an AVX-512 CPU (3 vectors wide where the columns allow, as the GRU's 3H: each broadcast
 element of the left operand then feeds 3 multiply-adds), else 256-bit with a 4-row tile;
 every element is one chain of multiply-adds whatever its tile, so results do not depend on
-the tiling nor on the thread count.
+the tiling nor on the thread count. The arrays those vectors are loaded from and stored to
+start on a cache line (``common/aligned.py``): the kernels' scratch and the weights they lay
+out, and the parameters' views, copied where a fit's flat buffer puts them off a line.
 Their large outputs come from ``common/workspace.py``: fresh tensors, except
 inside ``workspace.reuse_buffers()`` (the forecaster's training epochs), where a buffer
 nothing uses any more is handed out again instead of new pages from the operating system.

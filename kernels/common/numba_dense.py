@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common import workspace
+from tsrnn.kernels.common import aligned, workspace
 from tsrnn.kernels.common.numba_config import njit_parallel, num_threads
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_linalg import padded_columns, rows_matmul_add
@@ -56,7 +56,7 @@ def _linear(x, w_t, b, out, R):
         n0 = blk * R
         nr = min(R, N - n0)
         # Rows of out are whole tiles when M is a multiple of the tile: accumulate in place.
-        acc = out[n0 : n0 + nr] if M == Mp else np.zeros((nr, Mp), dtype=out.dtype)
+        acc = out[n0 : n0 + nr] if M == Mp else aligned.zeros((nr, Mp), out)
         for r in range(nr):
             for j in range(M):
                 acc[r, j] = b[j]

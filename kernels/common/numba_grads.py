@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tsrnn.kernels.common import aligned
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_linalg import (
     MAX_BLOCK_ROWS,
@@ -116,10 +117,10 @@ def block_buffers(part, c, R, I, H, like):
     S = STEPS if fused else 1
     if fused:
         part[c] = 0
-    dg = np.zeros((S * R, part.shape[2]), dtype=like.dtype)
-    xs = np.empty((S * R, I), dtype=like.dtype)
-    hs = np.empty((S * R, H), dtype=like.dtype)
-    seg = np.zeros((part.shape[1] if fused else 0, part.shape[2]), dtype=like.dtype)
+    dg = aligned.zeros((S * R, part.shape[2]), like)
+    xs = aligned.empty((S * R, I), like)
+    hs = aligned.empty((S * R, H), like)
+    seg = aligned.zeros((part.shape[1] if fused else 0, part.shape[2]), like)
     return dg, xs, hs, seg
 
 
@@ -188,7 +189,7 @@ def plan(B: int, I: int, H: int, GH: int, dtype, fused: bool, max_rows: int = BL
     blocks = -(-B // R)
     per_chunk = max(1, -(-blocks // MAX_CHUNKS))
     chunks = -(-blocks // per_chunk)
-    return R, per_chunk, np.empty((chunks, I + H + 2, GHp), dtype=dtype)
+    return R, per_chunk, aligned.empty_array((chunks, I + H + 2, GHp), dtype)
 
 
 def weight_grad_buffers(GH: int, I: int, H: int, dtype: torch.dtype, fused: bool):

@@ -29,7 +29,7 @@ import torch
 from numba import prange
 from torch.autograd.function import once_differentiable
 
-from tsrnn.kernels.common import workspace
+from tsrnn.kernels.common import aligned, workspace
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_simd import (
@@ -247,8 +247,8 @@ def head_backward_args(head, chunks: int, H: int, dtype):
     (tensors) or None (empty arrays), ``hacc`` the chunks' zeroed float64 partials."""
     if head is None:
         return np.zeros((0, 0), dtype=dtype), np.zeros((0, 1, 1), dtype=dtype), np.zeros((0, 0, 0))
-    w_o, e = as_array(head[0]), as_array(head[1])
-    return w_o, e, np.zeros((chunks, w_o.shape[0], H + 1))
+    w_o, e = aligned.aligned_view(head[0]), as_array(head[1])
+    return w_o, e, aligned.zeros_array((chunks, w_o.shape[0], H + 1), np.float64)
 
 
 def head_grads(hacc, dtype):
@@ -300,7 +300,7 @@ class _HeadSqLoss(torch.autograd.Function):
         O = weight.shape[0]
         h = as_array(hidden).reshape(-1, H)
         resid = np.empty((h.shape[0], O), dtype=h.dtype)
-        w = as_array(weight)
+        w = aligned.aligned_view(weight)
         forward = _forward_parallel if _parallel(h, w) else _forward_serial
         total = forward(h, w, as_array(bias), as_array(target).reshape(-1, O), resid)
         ctx.save_for_backward(hidden, weight)
@@ -315,7 +315,7 @@ class _HeadSqLoss(torch.autograd.Function):
         d_h = workspace.empty(hidden.shape, hidden.dtype)
         d_w = torch.empty(weight.shape, dtype=weight.dtype)
         d_b = torch.empty(weight.shape[0], dtype=weight.dtype)
-        h, w = as_array(hidden).reshape(-1, H), as_array(weight)
+        h, w = as_array(hidden).reshape(-1, H), aligned.aligned_view(weight)
         backward = _backward_parallel if _parallel(h, w) else _backward_serial
         backward(
             h,

@@ -23,6 +23,7 @@ import numba
 import numpy as np
 import torch
 
+from tsrnn.kernels.common import aligned
 from tsrnn.kernels.common.numba_config import njit
 from tsrnn.kernels.common.numba_simd import (
     VECTOR_BYTES,
@@ -57,11 +58,12 @@ def padded_columns(w) -> np.ndarray:
     """``w`` (K, N) with zero columns appended up to :func:`padded` ``(N)``, C-contiguous.
 
     ``w``: an array or a CPU tensor, of any strides (a transposed weight is copied once, here,
-    not first made contiguous by torch)."""
+    not first made contiguous by torch). The copy starts on a cache line
+    (:mod:`~tsrnn.kernels.common.aligned`)."""
     if isinstance(w, torch.Tensor):
         w = w.detach().numpy()
     K, N = w.shape
-    out = np.zeros((K, padded(N, w.dtype)), dtype=w.dtype)
+    out = aligned.zeros_array((K, padded(N, w.dtype)), w.dtype)
     out[:, :N] = w
     return out
 

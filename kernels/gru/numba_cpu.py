@@ -55,7 +55,7 @@ import torch
 from numba import prange, types
 from numba.extending import overload
 
-from tsrnn.kernels.common import numba_grads, numba_head, workspace
+from tsrnn.kernels.common import aligned, numba_grads, numba_head, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -211,12 +211,12 @@ def _forward(gx, xin, w_c, b_c, w_n, b_n, h0, out, hn, gates, ghn, w_o, b_o, y, 
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        xh = np.zeros((R, I + H), dtype=out.dtype)
+        xh = aligned.zeros((R, I + H), out)
         for r in range(nr):
             for j in range(H):
                 xh[r, I + j] = h0[b0 + r, j]
-        gh = np.zeros((R, w_c.shape[1]), dtype=out.dtype)
-        gxn = np.zeros((R, w_n.shape[1]), dtype=out.dtype)
+        gh = aligned.zeros((R, w_c.shape[1]), out)
+        gxn = aligned.zeros((R, w_n.shape[1]), out)
         for t in range(T):
             for i in range(0, nr, HALF_ROWS):
                 m = min(HALF_ROWS, nr - i)
@@ -283,11 +283,11 @@ def _kernel_weights(w_ih, b_ih, w_hh, b_hh, GHp, Hp):
     (:func:`padded_columns`), in one call: the training step's kernel takes all five."""
     GH, H = w_hh.shape
     I = w_ih.shape[1]
-    w_c = np.zeros((I + H, GHp), dtype=w_hh.dtype)
-    b_c = np.zeros(GHp, dtype=w_hh.dtype)
-    w_n = np.zeros((I, Hp), dtype=w_hh.dtype)
-    b_n = np.zeros(Hp, dtype=w_hh.dtype)
-    w_hp = np.zeros((GH, Hp), dtype=w_hh.dtype)
+    w_c = aligned.zeros((I + H, GHp), w_hh)
+    b_c = aligned.zeros((GHp,), w_hh)
+    w_n = aligned.zeros((I, Hp), w_hh)
+    b_n = aligned.zeros((Hp,), w_hh)
+    w_hp = aligned.zeros((GH, Hp), w_hh)
     for g in range(GH):
         for k in range(H):
             w_c[I + k, g] = w_hh[g, k]
@@ -413,9 +413,9 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
     blocks = (B + R - 1) // R
     for c in prange((blocks + per_chunk - 1) // per_chunk):
         dgx, xs, hs, seg = block_buffers(part, c, R, x.shape[2], H, gates)
-        dgh = np.zeros_like(dgx)
-        dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
-        stage = np.empty((1, w_o.shape[1]), dtype=gates.dtype)  # the head's row sums
+        dgh = aligned.zeros(dgx.shape, dgx)
+        dh = aligned.zeros((R, w_hh.shape[1]), gates)
+        stage = aligned.empty((1, w_o.shape[1]), gates)  # the head's row sums
         for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
             b0 = blk * R
             nr = min(R, B - b0)
@@ -480,7 +480,7 @@ def forward_projected_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y):
     (T, B, O) = ``out @ w_o.T + b_o - y``, formed in the time loop, and ``saved``."""
     dtype = as_array(h0).dtype
     args = _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype)
-    head = (as_array(w_o), as_array(b_o), as_array(y))
+    head = (aligned.aligned_view(w_o), aligned.aligned_view(b_o), as_array(y))
     out, hn, _, saved, resid = _run_forward(
         np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, True, head
     )
@@ -590,20 +590,20 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
     blocks = (B + R - 1) // R
     for c in prange((blocks + per_chunk - 1) // per_chunk):
         dgx, xs, hs, seg = block_buffers(part, c, R, I, H, hn)
-        dgh = np.zeros_like(dgx)
-        dh = np.zeros((R, w_hh.shape[1]), dtype=hn.dtype)
-        stage = np.empty((1, H), dtype=hn.dtype)
-        xh = np.zeros((R, I + H), dtype=hn.dtype)
-        gh = np.zeros((R, w_c.shape[1]), dtype=hn.dtype)
-        gxn = np.zeros((R, w_n.shape[1]), dtype=hn.dtype)
+        dgh = aligned.zeros(dgx.shape, dgx)
+        dh = aligned.zeros((R, w_hh.shape[1]), hn)
+        stage = aligned.empty((1, H), hn)
+        xh = aligned.zeros((R, I + H), hn)
+        gh = aligned.zeros((R, w_c.shape[1]), hn)
+        gxn = aligned.zeros((R, w_n.shape[1]), hn)
         # the block's inputs, targets and initial state, and what its forward saves
-        xl = np.empty((T, R, I), dtype=hn.dtype)
-        yl = np.empty((T, R, O), dtype=hn.dtype)
-        el = np.empty((T, R, O), dtype=hn.dtype)
-        hl = np.empty((R, H), dtype=hn.dtype)
-        out = np.empty((T, R, H), dtype=hn.dtype)
-        gates = np.empty((T, R, GH), dtype=hn.dtype)
-        ghn = np.empty((T, R, H), dtype=hn.dtype)
+        xl = aligned.empty((T, R, I), hn)
+        yl = aligned.empty((T, R, O), hn)
+        el = aligned.empty((T, R, O), hn)
+        hl = aligned.empty((R, H), hn)
+        out = aligned.empty((T, R, H), hn)
+        gates = aligned.empty((T, R, GH), hn)
+        ghn = aligned.empty((T, R, H), hn)
         for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
             b0 = blk * R
             nr = min(R, B - b0)
@@ -671,7 +671,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     dtype = h0a.dtype
     T, B, I = xa.shape
     GH, H = w_hh.shape
-    w_o, y = as_array(w_o), as_array(y)
+    w_o, y = aligned.aligned_view(w_o), as_array(y)
     O = w_o.shape[0]
     b_i = np.zeros(0, dtype=dtype) if b_ih is None else as_array(b_ih)
     w_c, b_c, w_n, b_n, w_hp = _kernel_weights(
@@ -683,9 +683,9 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     hn = torch.empty((B, H), dtype=h0.dtype)
     d_h0 = torch.empty((B, H), dtype=h0.dtype)
     d_gx = workspace.empty((T, B, GH), h0.dtype) if keep_d_gx else None
-    hacc = np.zeros((part.shape[0], O, H + 1))  # the head's float64 partials
+    hacc = aligned.zeros_array((part.shape[0], O, H + 1), np.float64)  # the head's partials
     _train_head(
-        xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, as_array(b_o), y, dtype.type(factor),
+        xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, aligned.aligned_view(b_o), y, dtype.type(factor),
         resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa), d_h0.numpy(), hacc,
         R, per_chunk, part, *[g.numpy() for g in grads],
     )

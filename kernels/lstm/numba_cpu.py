@@ -29,7 +29,7 @@ import torch
 from numba import prange, types
 from numba.extending import overload
 
-from tsrnn.kernels.common import numba_grads, workspace
+from tsrnn.kernels.common import aligned, numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -168,14 +168,14 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, c0, out, hn, cn, gates, cs, sav
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.zeros((R, H), dtype=out.dtype)
-        c = np.zeros((R, H), dtype=out.dtype)
+        h = aligned.zeros((R, H), out)
+        c = aligned.zeros((R, H), out)
         for r in range(nr):
             for j in range(H):
                 h[r, j] = h0[b0 + r, j]
                 c[r, j] = c0[b0 + r, j]
-        pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
-        gxb = np.zeros((R, wi_t.shape[1]), dtype=out.dtype)  # padding columns stay 0
+        pre = aligned.zeros((R, w_t.shape[1]), out)
+        gxb = aligned.zeros((R, wi_t.shape[1]), out)  # padding columns stay 0
         for t in range(T):
             src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, 4H) rows of gx
             for r in range(nr):
@@ -281,8 +281,8 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
     blocks = (B + R - 1) // R
     for ch in prange((blocks + per_chunk - 1) // per_chunk):
         dg, xs, hs, seg = block_buffers(part, ch, R, x.shape[2], H, gates)
-        dh = np.zeros((R, w_hh.shape[1]), dtype=gates.dtype)
-        dc = np.zeros((R, H), dtype=gates.dtype)
+        dh = aligned.zeros((R, w_hh.shape[1]), gates)
+        dc = aligned.zeros((R, H), gates)
         for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
             b0 = blk * R
             nr = min(R, B - b0)

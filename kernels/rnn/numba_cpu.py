@@ -18,11 +18,10 @@ convention) is the same loop writing the gate gradients out instead.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from numba import prange
 
-from tsrnn.kernels.common import numba_grads, workspace
+from tsrnn.kernels.common import aligned, numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
@@ -46,12 +45,12 @@ def _forward(gx, xin, wi_t, b_ih, w_t, b_hh, h0, out, hn, act, R):
     for blk in prange((B + R - 1) // R):
         b0 = blk * R
         nr = min(R, B - b0)
-        h = np.zeros((R, H), dtype=out.dtype)
+        h = aligned.zeros((R, H), out)
         for r in range(nr):
             for j in range(H):
                 h[r, j] = h0[b0 + r, j]
-        pre = np.zeros((R, w_t.shape[1]), dtype=out.dtype)
-        gxb = np.zeros((R, wi_t.shape[1]), dtype=out.dtype)  # padding columns stay 0
+        pre = aligned.zeros((R, w_t.shape[1]), out)
+        gxb = aligned.zeros((R, wi_t.shape[1]), out)  # padding columns stay 0
         for t in range(T):
             src = step_inputs(gx, xin, wi_t, b_ih, gxb, t, b0, nr)  # (nr, H) rows of gx
             for r in range(nr):
@@ -82,7 +81,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
     blocks = (B + R - 1) // R
     for ch in prange((blocks + per_chunk - 1) // per_chunk):
         dg, xs, hs, seg = block_buffers(part, ch, R, x.shape[2], H, out)
-        dh = np.zeros((R, w_hh.shape[1]), dtype=out.dtype)
+        dh = aligned.zeros((R, w_hh.shape[1]), out)
         for blk in range(ch * per_chunk, min(blocks, (ch + 1) * per_chunk)):
             b0 = blk * R
             nr = min(R, B - b0)
