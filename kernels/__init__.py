@@ -51,12 +51,16 @@ forms the states' gradient step by step (no ``grad_out`` (T, B, H)) and sums the
 gradients (``common/numba_head.py``). Both in one call, for a loss whose gradient with respect
 to the head's outputs is ``factor * resid`` and which does not use ``h_n``::
 
-    train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False)
+    train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
+               grads_out=None)
         -> h_n, resid, d_gx, d_h0, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o
 
 each block of batch rows run backward right after its forward, its saved gates kept in the
 thread's own buffers (about 2 MB at the electricity benchmark's shape: in the core's cache)
-instead of the whole batch's going out to memory and back.
+instead of the whole batch's going out to memory and back. With ``grads_out`` (six arrays or
+tensors of the gradients' shapes) the six gradients are added to those in place, as
+``grad.add_(g)`` would, and returned: a training step's accumulation into the parameters'
+gradients without new tensors.
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with 8-row tiles where Numba compiles for

@@ -288,8 +288,8 @@ def test_bad_state_raises_as_the_layer_does():
 def _counting(real, calls):
     """``real`` (the fused op), recording for each call whether it applied."""
 
-    def counting(*args):
-        res = real(*args)
+    def counting(*args, **kwargs):
+        res = real(*args, **kwargs)
         calls.append(res is not None)
         return res
 
@@ -310,7 +310,8 @@ def test_train_step_takes_the_fused_op_with_the_same_results(bptt, monkeypatch):
     counting = _counting(tnn.layer_head_sq_loss_grads, calls)
     results = []
     for model, fused in ((net, True), (twin, False)):
-        monkeypatch.setattr(tnn, "layer_head_sq_loss_grads", counting if fused else lambda *a: None)
+        direct = counting if fused else lambda *a, **k: None
+        monkeypatch.setattr(tnn, "layer_head_sq_loss_grads", direct)
         if not fused:
             monkeypatch.setattr(tnn, "layer_head_sq_loss", lambda *a: None)
         opt = torch.optim.Adam(model.parameters(), lr=1e-2)
@@ -346,6 +347,44 @@ def test_direct_gradients_equal_the_autograd_ops(bias, with_h0):
     assert id(ours.weight_hh_l0) not in [id(p) for p, _ in pairs]
     for p, g in pairs:
         assert torch.equal(g, p.grad)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_direct_gradients_added_in_place_equal_the_returned_ones(bias, dtype):
+    """With ``accumulate`` the kernel adds the gradients to the parameters' own ``.grad`` (as a
+    fit's flat gradient holds them), bit for bit what ``p.grad.add_(g)`` of the returned ones
+    gives, over gradients already there (truncated BPTT's chunks add up); a frozen parameter's
+    ``.grad`` is left alone; where a ``.grad`` is missing they come back instead."""
+    ours, _, head, x, y, h0 = _setup(9, 13, 3, 20, 2, bias, dtype, seed=6)
+    params = list(ours.parameters()) + list(head.parameters())
+    ours.weight_ih_l0.requires_grad_(False)
+    gen = torch.Generator().manual_seed(1)
+    start = [torch.randn(p.shape, generator=gen, dtype=dtype) for p in params]
+    loss, hn, pairs = tnn.layer_head_sq_loss_grads(ours, x, h0, head.weight, head.bias, y, 0.05)
+    first = {id(p): s for p, s in zip(params, start)}
+    want = {id(p): first[id(p)].clone().add_(g) for p, g in pairs}
+    assert len(want) == len(params) - 1
+    for p, s in zip(params, start):
+        p.grad = s.clone()
+    frozen = ours.weight_ih_l0.grad.clone()
+    got_loss, got_hn, got_pairs = tnn.layer_head_sq_loss_grads(
+        ours, x, h0, head.weight, head.bias, y, 0.05, accumulate=True
+    )
+    assert got_pairs == [] and got_loss == loss and torch.equal(got_hn, hn)
+    for p in params[1:]:
+        assert torch.equal(p.grad, want[id(p)])
+    assert torch.equal(ours.weight_ih_l0.grad, frozen)
+    head.bias.grad = None  # one missing: nothing added in place, all returned
+    before = [p.grad.clone() for p in params[1:-1]]
+    _, _, again = tnn.layer_head_sq_loss_grads(
+        ours, x, h0, head.weight, head.bias, y, 0.05, accumulate=True
+    )
+    assert [id(p) for p, _ in again] == [id(p) for p, _ in pairs]
+    for (_, g), (_, g0) in zip(again, pairs):
+        assert torch.equal(g, g0)
+    for p, b in zip(params[1:-1], before):
+        assert torch.equal(p.grad, b)
 
 
 def test_direct_gradients_decline_where_an_input_asks_for_a_gradient(monkeypatch):

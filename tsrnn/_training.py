@@ -285,7 +285,9 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
         x, y = inputs[start : start + chunk], targets[start : start + chunk]
         # the layer, the head, the loss and their gradients in one kernel call where the layer
         # allows it: the gradients added to the parameters' as loss.backward() would
-        direct = layer_head_sq_loss_grads(net.rnn, x, state, head.weight, head.bias, y, 1.0 / total)
+        direct = layer_head_sq_loss_grads(
+            net.rnn, x, state, head.weight, head.bias, y, 1.0 / total, accumulate=True
+        )
         if direct is not None:
             loss, state, grads = direct
             for p, g in grads:

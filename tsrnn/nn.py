@@ -25,6 +25,7 @@ Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
@@ -309,7 +310,7 @@ def layer_head_sq_loss(rnn, x, state, weight, bias, target, scale):
     return loss, hn.unsqueeze(0)
 
 
-def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale):
+def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale, *, accumulate=False):
     """The value of :func:`layer_head_sq_loss` and its gradients with respect to the layer's
     and the head's parameters, from one kernel call, without autograd: for a training step
     whose loss is this alone (``loss.backward()``), where the autograd engine's pass, the
@@ -322,11 +323,17 @@ def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale):
     otherwise ``None``. The gradients equal those ``layer_head_sq_loss(...).backward()``
     accumulates (the same kernel).
 
+    With ``accumulate``, where every parameter that requires a gradient has a ``.grad`` of
+    its own shape and dtype, contiguous (as in a fit, where they are views of one flat
+    gradient), the kernel adds the gradients to those in place, as ``p.grad.add_(g)``
+    would (the same values), and ``grads`` is empty; otherwise they are returned.
+
     Returns
     -------
     (loss, h_n, grads) : (float, Tensor (1, B, H), list of (Parameter, Tensor)), or None
         ``grads`` pairs each parameter that requires a gradient (the layer's weights and
-        biases, ``weight``, ``bias``) with its gradient; ``h_n`` does not require one.
+        biases, ``weight``, ``bias``) with its gradient, unless added in place
+        (``accumulate``); ``h_n`` does not require one.
     """
     from tsrnn.kernels.common.numba_head import sum_squares
 
@@ -336,14 +343,54 @@ def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale):
     if args is None:
         return None
     kernel, w_ih, b_ih, w_hh, b_hh, h0, target = args
+    params = (w_ih, b_ih, w_hh, b_hh, weight, bias)
+    into = _grads_in_place(params, b_hh) if accumulate else None
     with torch.no_grad():
         hn, resid, _, _, *grads = kernel.train_head(
-            x, w_ih, b_ih, w_hh, b_hh, h0, weight, bias, target, 2.0 * float(scale)
+            x,
+            w_ih,
+            b_ih,
+            w_hh,
+            b_hh,
+            h0,
+            weight,
+            bias,
+            target,
+            2.0 * float(scale),
+            grads_out=into,
         )
-    loss = float(x.new_tensor(float(scale) * sum_squares(resid.numpy())))  # as the op's loss
-    params = (w_ih, b_ih, w_hh, b_hh, weight, bias)
+    # the op's loss, rounded to x's dtype as x.new_tensor(...) would
+    r = resid.numpy()
+    loss = float(r.dtype.type(float(scale) * sum_squares(r)))
+    if into is not None:
+        return loss, hn.unsqueeze(0), []
     pairs = [(p, g) for p, g in zip(params, grads) if p is not None and p.requires_grad]
     return loss, hn.unsqueeze(0), pairs
+
+
+def _grads_in_place(params, like):
+    """What :func:`layer_head_sq_loss_grads` with ``accumulate`` gives the kernel to add the
+    gradients to: each parameter's ``.grad`` where it requires one, a scratch array where it
+    does not (or is None: no bias); None where a ``.grad`` is missing or not of the
+    parameter's shape, dtype and layout."""
+    out = []
+    for p in params:
+        if p is None or not p.requires_grad:
+            shape = like.shape if p is None else p.shape
+            out.append(np.zeros(shape, dtype=like.detach().numpy().dtype))
+            continue
+        g = p.grad
+        if (
+            g is None
+            or g.shape != p.shape
+            or g.dtype != p.dtype
+            or g.device.type != "cpu"
+            or not g.is_contiguous()
+            or g.requires_grad
+        ):
+            return None
+        out.append(g.detach().numpy())
+    return out
 
 
 def _fused_args(rnn, x, state, weight, bias, target):

@@ -154,10 +154,12 @@ def add_segment(p, seg):
 
 
 @njit
-def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add=False):
     """Add the chunks' partials (C, I + H + 2, GHp) in chunk order into the gradients:
-    d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,). Loops, not array expressions:
-    in a parallel function those would each become a parallel region of their own."""
+    d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,), written, or with ``add``
+    added to what they hold (the sum first, then one addition in their dtype, as
+    ``grad.add_(g)``). Loops, not array expressions: in a parallel function those would each
+    become a parallel region of their own."""
     C, rows, _ = part.shape
     GH, H = d_w_hh.shape
     res = part[0]
@@ -166,6 +168,14 @@ def reduce_parts(part, I, same, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
             for j in range(GH):
                 res[i, j] += part[c, i, j]
     for j in range(GH):
+        if add:
+            for i in range(I):
+                d_w_ih[j, i] += res[i, j]
+            for i in range(H):
+                d_w_hh[j, i] += res[I + i, j]
+            d_b_ih[j] += res[I + H, j]
+            d_b_hh[j] += res[I + H + (0 if same else 1), j]
+            continue
         for i in range(I):
             d_w_ih[j, i] = res[i, j]
         for i in range(H):

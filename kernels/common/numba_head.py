@@ -251,6 +251,13 @@ def head_backward_args(head, chunks: int, H: int, dtype):
     return w_o, e, aligned.zeros_array((chunks, w_o.shape[0], H + 1), np.float64)
 
 
+def add_head_grads(hacc, d_w_o, d_b_o):
+    """Add the head's gradients from the chunks' partials ``hacc`` into the arrays ``d_w_o``
+    (O, H) and ``d_b_o`` (O,) (:func:`_reduce_head`)."""
+    if hacc.shape[1]:
+        _reduce_head(hacc, d_w_o, d_b_o, True)
+
+
 def head_grads(hacc, dtype):
     """``(d_w_o, d_b_o)`` tensors of ``dtype`` from the chunks' partials ``hacc`` (C, O, H + 1),
     added in chunk order (:func:`_reduce_head`); ``()`` without a head."""
@@ -264,19 +271,22 @@ def head_grads(hacc, dtype):
 
 
 @njit
-def _reduce_head(hacc, d_w_o, d_b_o):
+def _reduce_head(hacc, d_w_o, d_b_o, add=False):
     """``d_w_o`` (O, H) and ``d_b_o`` (O,) from the chunks' partials ``hacc`` (C, O, H + 1),
-    added in chunk order."""
+    added in chunk order; written, or with ``add`` added to what they hold (the sum rounded
+    to their dtype first, as ``grad.add_(g)``)."""
     O, H = d_w_o.shape
+    g = np.empty(1, dtype=d_w_o.dtype)  # the sum in the gradients' dtype
     for o in range(O):
         for j in range(H + 1):
             total = 0.0  # no chunks (no rows): zero gradients
             for c in range(hacc.shape[0]):
                 total += hacc[c, o, j]
+            g[0] = total
             if j < H:
-                d_w_o[o, j] = total
+                d_w_o[o, j] = d_w_o[o, j] + g[0] if add else g[0]
             else:
-                d_b_o[o] = total
+                d_b_o[o] = d_b_o[o] + g[0] if add else g[0]
 
 
 def no_head(dtype):

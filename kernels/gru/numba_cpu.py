@@ -565,7 +565,7 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
 
 @njit_parallel
 def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn, d_gx, d_h0, hacc,
-                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
+                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add):
     """Forward and backward of :func:`forward_projected_head` then :func:`backward_head` in one
     pass over each block of rows: the block runs forward through every step, its saved gates,
     ``gh_n`` and states kept in the chunk's own buffers (T, R, ...), then at once backward
@@ -652,16 +652,24 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
             for r in range(nr):
                 for j in range(H):
                     d_h0[b0 + r, j] = dh[r, j]
-    reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
+    reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add)
 
 
-def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False):
+def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
+               grads_out=None):
     """:func:`forward_projected_head` and :func:`backward_head` in one kernel call
     (:func:`_train_head`), for a loss whose gradient with respect to the head's outputs is
     ``factor * resid`` and that does not use the final state.
 
     Returns ``(h_n, resid, d_gx, d_h0, d_w_ih, d_b_ih, d_w_hh, d_b_hh, d_w_o, d_b_o)``,
     ``d_gx`` (T, B, 3H) only where ``keep_d_gx`` (else ``None``).
+
+    ``grads_out``: None (the six gradients come back as new tensors), or six C-contiguous
+    arrays or CPU tensors of the gradients' shapes and ``h0``'s dtype (``d_w_ih`` ...
+    ``d_b_o``) that the gradients are added to, in place, each as one addition of the
+    gradient formed as above (``grad.add_(g)``: the same values), and returned: for a
+    training step that accumulates into the parameters' gradients (no new tensors, no
+    separate additions).
 
     Called once per training step, so its Python work is kept short (a tenth of a small
     model's step, the hourly benchmark's): the weights are laid out for the kernel in one
@@ -678,7 +686,10 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
         as_array(w_ih), b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
     )
     R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, BACKWARD_ROWS)
-    grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
+    if grads_out is None:
+        grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
+    else:
+        grads = list(grads_out)
     resid = workspace.empty((T, B, O), h0.dtype)
     hn = torch.empty((B, H), dtype=h0.dtype)
     d_h0 = torch.empty((B, H), dtype=h0.dtype)
@@ -687,6 +698,14 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     _train_head(
         xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, aligned.aligned_view(b_o), y, dtype.type(factor),
         resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa), d_h0.numpy(), hacc,
-        R, per_chunk, part, *[g.numpy() for g in grads],
+        R, per_chunk, part, *[_numpy(g) for g in grads[:4]], grads_out is not None,
     )
-    return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
+    if grads_out is None:
+        return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
+    numba_head.add_head_grads(hacc, _numpy(grads[4]), _numpy(grads[5]))
+    return (hn, resid, d_gx, d_h0, *grads)
+
+
+def _numpy(a):
+    """The NumPy view of a CPU tensor (no copy: the kernel writes into it), or the array."""
+    return a.detach().numpy() if isinstance(a, torch.Tensor) else a
