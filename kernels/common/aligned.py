@@ -19,6 +19,8 @@ Results do not change: only where the data lies.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -52,7 +54,7 @@ def zeros(shape, like):
 def empty_array(shape, dtype) -> np.ndarray:
     """``np.empty`` starting on a cache line (:data:`LINE`), from Python."""
     dtype = np.dtype(dtype)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = math.prod(shape)
     buf = np.empty(n + LINE // dtype.itemsize, dtype=dtype)
     off = (-buf.ctypes.data % LINE) // dtype.itemsize
     return buf[off : off + n].reshape(shape)

@@ -233,13 +233,25 @@ def head_backward_rows(dh, e, w_o, out, acc, stage, c, t, b0, nr):
 
 @njit
 def sum_squares(resid):
-    """``Σ resid^2`` in float64, in a fixed order."""
-    total = 0.0
-    for t in range(resid.shape[0]):
-        for b in range(resid.shape[1]):
-            for o in range(resid.shape[2]):
-                total += np.float64(resid[t, b, o]) * resid[t, b, o]
-    return total
+    """``Σ resid^2`` in float64, in a fixed order: 8 running sums over the flat array (element
+    ``i`` into sum ``i % 8``), then added in order. One running sum would wait on each
+    addition's latency: 53 against 8 us at the electricity benchmark's (96, 256, 1)."""
+    r = resid.reshape(-1)
+    n = r.shape[0]
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+    m = n - n % 8
+    for i in range(0, m, 8):
+        s0 += np.float64(r[i]) * r[i]
+        s1 += np.float64(r[i + 1]) * r[i + 1]
+        s2 += np.float64(r[i + 2]) * r[i + 2]
+        s3 += np.float64(r[i + 3]) * r[i + 3]
+        s4 += np.float64(r[i + 4]) * r[i + 4]
+        s5 += np.float64(r[i + 5]) * r[i + 5]
+        s6 += np.float64(r[i + 6]) * r[i + 6]
+        s7 += np.float64(r[i + 7]) * r[i + 7]
+    for i in range(m, n):
+        s0 += np.float64(r[i]) * r[i]
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
 def head_backward_args(head, chunks: int, H: int, dtype):

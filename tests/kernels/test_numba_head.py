@@ -1,5 +1,6 @@
 """The fused linear head and squared-error loss against torch's ops, values and gradients."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -92,3 +93,16 @@ def test_no_rows_gives_zero_loss_and_gradients(head_path):
     assert float(loss.detach()) == 0.0
     for t in (hidden, weight, bias):
         assert torch.equal(t.grad, torch.zeros_like(t))
+
+
+@pytest.mark.parametrize("shape", [(0, 3, 1), (1, 1, 1), (3, 5, 2), (7, 1, 3), (96, 256, 1)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["f32", "f64"])
+def test_sum_squares_matches_numpy_in_float64(shape, dtype):
+    """The fused ops' loss: the squares summed in float64 whatever the residuals' dtype (8
+    running sums, then added in order), to float64 rounding of NumPy's sum."""
+    r = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    want = float(np.sum(r.astype(np.float64) ** 2))
+    got = numba_head.sum_squares(r)
+    assert isinstance(got, float)
+    assert got == pytest.approx(want, rel=1e-13, abs=0.0)
+    assert numba_head.sum_squares(r) == got  # the same order every call
