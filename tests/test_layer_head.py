@@ -136,10 +136,13 @@ def _count_kernel_calls(monkeypatch):
 def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx):
     """``train_head`` (forward and backward in one call, a block's saved gates kept in its own
     buffers) against ``forward_projected_head`` then ``backward_head``: the same blocks and
-    the same arithmetic per row, so every output is equal to the bit in float64 and in float32
-    where H is whole SIMD vectors. The float32 columns past the last whole vector are scalar
-    code, which LLVM contracts and reorders (fastmath) as each kernel's context allows: there
-    the gate gradients may differ in the last bits."""
+    the same arithmetic per row, so every output agrees to the last bits in float64 and in
+    float32 where H is whole SIMD vectors. Not always to the bit: a kernel compiled in this
+    process and one loaded from Numba's disk cache can round differently (fastmath lets LLVM
+    reorder; seen in float64: ``resid`` 1 ulp apart, each kernel equal to itself whether both
+    were compiled fresh or both loaded). The float32 columns past the last whole vector are
+    scalar code, which LLVM contracts and reorders as each kernel's context allows: there the
+    gate gradients may differ by a few float32 ulp."""
     from tsrnn.kernels.gru import numba_cpu
 
     gen = torch.Generator().manual_seed(T * 1000 + B)
@@ -171,12 +174,14 @@ def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx)
     exact = dtype == torch.float64 or H % 16 == 0
 
     def check(name, a, b):
-        if exact:
-            assert torch.equal(a, b), f"{name}: max difference {(a - b).abs().max().item()}"
-        else:  # a few float32 ulp of the largest entry
-            torch.testing.assert_close(a, b, rtol=0, atol=1e-6 * float(b.abs().max()))
+        # a few ulp of the largest entry: of the dtype where H is whole vectors, else of float32
+        eps = torch.finfo(dtype).eps if exact else 2 * torch.finfo(torch.float32).eps
+        torch.testing.assert_close(
+            a, b, rtol=0, atol=4 * eps * float(b.abs().max()), msg=lambda m: f"{name}: {m}"
+        )
 
-    assert torch.equal(hn, hn2) and torch.equal(resid, resid2)
+    check("h_n", hn, hn2)
+    check("resid", resid, resid2)
     check("d_h0", d_h0, d_h02)
     assert (d_gx is None) == (d_gx2 is None) == (not keep_d_gx)
     if keep_d_gx:
