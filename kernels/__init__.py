@@ -57,10 +57,11 @@ to the head's outputs is ``factor * resid`` and which does not use ``h_n``::
 
 each block of batch rows run backward right after its forward, its saved gates kept in the
 thread's own buffers (about 2 MB at the electricity benchmark's shape: in the core's cache)
-instead of the whole batch's going out to memory and back. With ``grads_out`` (six arrays or
-tensors of the gradients' shapes) the six gradients are added to those in place, as
-``grad.add_(g)`` would, and returned: a training step's accumulation into the parameters'
-gradients without new tensors.
+instead of the whole batch's going out to memory and back; its threads take the blocks one at
+a time, whichever is free (``common/numba_sched.py``), not a fixed share each. With
+``grads_out`` (six arrays or tensors of the gradients' shapes) the six gradients are added to
+those in place, as ``grad.add_(g)`` would, and returned: a training step's accumulation into
+the parameters' gradients without new tensors.
 
 On the CPU the Numba kernels' recurrent product is a register-tiled micro-kernel on explicit
 SIMD vectors (``common/numba_linalg.py``): 512-bit with 8-row tiles where Numba compiles for

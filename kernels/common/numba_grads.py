@@ -109,14 +109,23 @@ def accumulate(p, xs, hs, dgx, dgh, k, same):
 @njit(inline="always")
 def block_buffers(part, c, R, I, H, like):
     """A chunk's scratch for a backward kernel: zeroes the chunk's partial ``part[c]`` (where
-    the gradients are summed) and returns ``(dg, xs, hs, seg)``: the gate gradients of a
-    block's last :data:`STEPS` steps (S*R, GHp), zero beyond column GH (the micro-kernel's
-    padding), the staged inputs (S*R, I) and previous states (S*R, H), and the segment sum
-    (I + H + 2, GHp); ``S`` is 1 and ``seg`` empty without partials (a plain backward)."""
+    the gradients are summed) and returns :func:`thread_buffers`."""
+    if part.shape[0] > 0:
+        part[c] = 0
+    return thread_buffers(part, R, I, H, like)
+
+
+@njit(inline="always")
+def thread_buffers(part, R, I, H, like):
+    """``(dg, xs, hs, seg)``: the gate gradients of a block's last :data:`STEPS` steps
+    (S*R, GHp), zero beyond column GH (the micro-kernel's padding), the staged inputs (S*R, I)
+    and previous states (S*R, H), and the segment sum (I + H + 2, GHp); ``S`` is 1 and
+    ``seg`` empty without partials (a plain backward). A thread may use them for one chunk
+    after another: a block leaves ``seg`` zero (:func:`step_done` adds it to the partial at
+    the block's last step) and never writes ``dg``'s padding; the chunk's partial is zeroed
+    apart (``part[c] = 0``)."""
     fused = part.shape[0] > 0
     S = STEPS if fused else 1
-    if fused:
-        part[c] = 0
     dg = aligned.zeros((S * R, part.shape[2]), like)
     xs = aligned.empty((S * R, I), like)
     hs = aligned.empty((S * R, H), like)

@@ -44,7 +44,12 @@ core's cache (about 2 MB at T=96, R=16, H=64), where the two calls write the who
 (T, B, 5H) out to memory (31 MB) and read it back. Kernel level, alternated calls: 0.90x the
 time of the two calls at the electricity benchmark's shape, 0.79x at the hourly one; the same
 blocks and arithmetic, so the same results (to the bit but for float32 columns past the last
-whole vector, which LLVM may contract differently in the two kernels).
+whole vector, which LLVM may contract differently in the two kernels). Its threads take the
+chunks one at a time from a shared count (:mod:`~tsrnn.kernels.common.numba_sched`), each with
+its own buffers, rather than a fixed half each: on the 2-core development VM, whose cores
+slow down one at a time for seconds, a fixed split kept the faster thread waiting at the end
+of every call (electricity benchmark, alternated fits in one process: 0.89x the time with
+another process taking 30% of one core, 0.99x with none; the same results, chunk for chunk).
 """
 
 from __future__ import annotations
@@ -59,7 +64,12 @@ from tsrnn.kernels.common import aligned, numba_grads, numba_head, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
-from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
+from tsrnn.kernels.common.numba_grads import (
+    block_buffers,
+    reduce_parts,
+    step_done,
+    thread_buffers,
+)
 from tsrnn.kernels.common.numba_head import head_backward_rows, head_rows
 from tsrnn.kernels.common.numba_linalg import (
     MAX_BLOCK_ROWS,
@@ -67,6 +77,7 @@ from tsrnn.kernels.common.numba_linalg import (
     padded_columns,
     rows_matmul_add,
 )
+from tsrnn.kernels.common.numba_sched import next_chunk, workers
 from tsrnn.kernels.common.numba_simd import (
     GROUP,
     vadd,
@@ -565,7 +576,7 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
 
 @njit_parallel
 def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn, d_gx, d_h0, hacc,
-                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add):
+                R, per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add, threads):
     """Forward and backward of :func:`forward_projected_head` then :func:`backward_head` in one
     pass over each block of rows: the block runs forward through every step, its saved gates,
     ``gh_n`` and states kept in the chunk's own buffers (T, R, ...), then at once backward
@@ -579,7 +590,9 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
     Blocks, chunks and every row's arithmetic are those of the two kernels (:func:`_forward`,
     :func:`_backward`), so results equal theirs bit for bit, but for float32 columns past the
     last whole SIMD vector (scalar code, which LLVM may contract differently in each kernel:
-    a few ulp)."""
+    a few ulp). ``threads``: ``numba.get_num_threads()``; each takes chunks in turn
+    (:func:`~tsrnn.kernels.common.numba_sched.next_chunk`) until none is left, which thread
+    runs a chunk changing nothing in the results."""
     T, B, I = x.shape
     H = hn.shape[1]
     GH = 3 * H
@@ -588,8 +601,12 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
     empty_gx = np.zeros((0, 1, 1), dtype=hn.dtype)
     empty_go = np.zeros((0, 1, 1), dtype=hn.dtype)
     blocks = (B + R - 1) // R
-    for c in prange((blocks + per_chunk - 1) // per_chunk):
-        dgx, xs, hs, seg = block_buffers(part, c, R, I, H, hn)
+    chunks = (blocks + per_chunk - 1) // per_chunk
+    taken = np.zeros(1, dtype=np.int64)  # chunks handed out (numba_sched)
+    for _ in prange(workers(chunks, threads)):
+        # this thread's scratch, for each chunk it takes in turn (every block writes what it
+        # reads first; see thread_buffers)
+        dgx, xs, hs, seg = thread_buffers(part, R, I, H, hn)
         dgh = aligned.zeros(dgx.shape, dgx)
         dh = aligned.zeros((R, w_hh.shape[1]), hn)
         stage = aligned.empty((1, H), hn)
@@ -604,54 +621,59 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
         out = aligned.empty((T, R, H), hn)
         gates = aligned.empty((T, R, GH), hn)
         ghn = aligned.empty((T, R, H), hn)
-        for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
-            b0 = blk * R
-            nr = min(R, B - b0)
-            for t in range(T):
-                for r in range(nr):
-                    for i in range(I):
-                        xl[t, r, i] = x[t, b0 + r, i]
-                    for o in range(O):
-                        yl[t, r, o] = y[t, b0 + r, o]
-            for r in range(nr):
-                for j in range(H):
-                    hl[r, j] = h0[b0 + r, j]
-                    xh[r, I + j] = h0[b0 + r, j]
-            for t in range(T):
-                for i in range(0, nr, HALF_ROWS):
-                    m = min(HALF_ROWS, nr - i)
-                    _forward_step(empty_gx, xl, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, yl,
-                                  el, True, xh[i : i + m], gh[i : i + m], gxn[i : i + m], t, i, m)
-            for r in range(nr):
-                for j in range(H):
-                    hn[b0 + r, j] = xh[r, I + j]
-                    dh[r, j] = 0
-            for t in range(T):
-                for r in range(nr):
-                    for o in range(O):
-                        resid[t, b0 + r, o] = el[t, r, o]
-                        el[t, r, o] *= factor
-            s = 0  # this step's slot
-            f = 0  # additions to the segment's sum
-            for t in range(T - 1, -1, -1):
-                hp = out[t - 1] if t > 0 else hl
-                o = s * nr
-                for i in range(0, nr, HALF_ROWS):
-                    m = min(HALF_ROWS, nr - i)
-                    dhi = dh[i : i + m]
-                    head_backward_rows(dhi, el, w_o, out, hacc, stage, c, t, i, m)
-                    _backward_gates(dhi, empty_go, gates, ghn, hp, dgx, dgh, t, i, o + i, m)
-                    rows_matmul_add(dgh[o + i : o + i + m], w_hh, dhi, m)
-                if keep_gx:
+        c = next_chunk(taken)
+        while c < chunks:
+            part[c] = 0
+            for blk in range(c * per_chunk, min(blocks, (c + 1) * per_chunk)):
+                b0 = blk * R
+                nr = min(R, B - b0)
+                for t in range(T):
                     for r in range(nr):
-                        for j in range(GH):
-                            d_gx[t, b0 + r, j] = dgx[o + r, j]
-                s, f = step_done(
-                    part[c], seg, xs, hs, dgx, dgh, xl[t], hp, 0, o, nr, s, f, t == 0, False
-                )
-            for r in range(nr):
-                for j in range(H):
-                    d_h0[b0 + r, j] = dh[r, j]
+                        for i in range(I):
+                            xl[t, r, i] = x[t, b0 + r, i]
+                        for o in range(O):
+                            yl[t, r, o] = y[t, b0 + r, o]
+                for r in range(nr):
+                    for j in range(H):
+                        hl[r, j] = h0[b0 + r, j]
+                        xh[r, I + j] = h0[b0 + r, j]
+                for t in range(T):
+                    for i in range(0, nr, HALF_ROWS):
+                        m = min(HALF_ROWS, nr - i)
+                        _forward_step(empty_gx, xl, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o,
+                                      yl, el, True, xh[i : i + m], gh[i : i + m], gxn[i : i + m],
+                                      t, i, m)
+                for r in range(nr):
+                    for j in range(H):
+                        hn[b0 + r, j] = xh[r, I + j]
+                        dh[r, j] = 0
+                for t in range(T):
+                    for r in range(nr):
+                        for o in range(O):
+                            resid[t, b0 + r, o] = el[t, r, o]
+                            el[t, r, o] *= factor
+                s = 0  # this step's slot
+                f = 0  # additions to the segment's sum
+                for t in range(T - 1, -1, -1):
+                    hp = out[t - 1] if t > 0 else hl
+                    o = s * nr
+                    for i in range(0, nr, HALF_ROWS):
+                        m = min(HALF_ROWS, nr - i)
+                        dhi = dh[i : i + m]
+                        head_backward_rows(dhi, el, w_o, out, hacc, stage, c, t, i, m)
+                        _backward_gates(dhi, empty_go, gates, ghn, hp, dgx, dgh, t, i, o + i, m)
+                        rows_matmul_add(dgh[o + i : o + i + m], w_hh, dhi, m)
+                    if keep_gx:
+                        for r in range(nr):
+                            for j in range(GH):
+                                d_gx[t, b0 + r, j] = dgx[o + r, j]
+                    s, f = step_done(
+                        part[c], seg, xs, hs, dgx, dgh, xl[t], hp, 0, o, nr, s, f, t == 0, False
+                    )
+                for r in range(nr):
+                    for j in range(H):
+                        d_h0[b0 + r, j] = dh[r, j]
+            c = next_chunk(taken)
     reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add)
 
 
@@ -699,6 +721,7 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
         xa, w_c, b_c, w_n, b_n, w_hp, h0a, w_o, aligned.aligned_view(b_o), y, dtype.type(factor),
         resid.numpy(), hn.numpy(), numba_grads.or_none(d_gx, xa), d_h0.numpy(), hacc,
         R, per_chunk, part, *[_numpy(g) for g in grads[:4]], grads_out is not None,
+        numba.get_num_threads(),
     )
     if grads_out is None:
         return (hn, resid, d_gx, d_h0, *grads, *numba_head.head_grads(hacc, h0.dtype))
