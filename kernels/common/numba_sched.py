@@ -5,12 +5,16 @@ starts (Numba's OpenMP layer runs ``#pragma omp for`` with the default, static s
 a machine whose cores do not run at the same speed, as on shared cloud VMs, where a core's
 other hyperthread or a power limit can slow it by 10-25% for seconds at a time, the faster
 thread then waits at the end of every call for the slower one. A kernel that instead loops
-``for _ in prange(workers(n))`` and takes its chunks with :func:`next_chunk` from a shared
-counter lets the faster thread do more of them.
+``for _ in prange(workers(chunks, threads))`` and takes its chunks with :func:`next_chunk` from
+a shared counter lets the faster thread do more of them.
 
 Which thread runs a chunk never changes a result: each chunk writes only its own rows and
 its own partial sums, added in chunk order afterwards (see
 :mod:`~tsrnn.kernels.common.numba_grads`).
+
+Used by the GRU's one-pass training kernel (``kernels/gru/numba_cpu.py``, ``_train_head``),
+where a forecaster's fit spends nearly all its time; the other kernels keep ``prange``'s
+split.
 """
 
 from __future__ import annotations
