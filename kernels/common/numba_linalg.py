@@ -5,11 +5,12 @@ one SIMD vector (16 float32 or 8 float64 with AVX-512, else 8 or 4).
 
 Each thread runs the time loop for a block of up to ``R`` batch rows (see :func:`block_rows`),
 so every weight it loads feeds several rows. The block's product is a register-blocked
-micro-kernel: a tile of 8 rows (AVX-512, :data:`WIDE_TILE`) or 4 rows x 2 vectors of ``out``
-stays in registers (explicit vectors, :mod:`numba_simd`; LLVM leaves array tiles in memory)
-while ``k`` runs over the reduction, each step loading two vectors of ``w`` and broadcasting
-one element of ``a`` per row; on AVX-512, columns that allow it go in 8 x 3-vector tiles
-(:func:`rows_matmul_add`). Rows past the last whole tile go in tiles of 4, then 2, then one:
+micro-kernel: a tile of 8 rows (AVX-512, :data:`WIDE_TILE`) or 4 rows x 2 or 3 vectors of
+``out`` stays in registers (explicit vectors, :mod:`numba_simd`; LLVM leaves array tiles in
+memory) while ``k`` runs over the reduction, each step loading two or three vectors of ``w``
+and broadcasting one element of ``a`` per row; columns that allow it go in 3-vector tiles,
+8 x 3 on AVX-512, 4 x 3 with AVX2 (:func:`rows_matmul_add`). Rows past the last whole tile
+go in tiles of 4, then 2, then one:
 a single row has only 2 or 3 chains of multiply-adds, which wait on each other's latency.
 ``N`` must be a multiple of ``2L``: the kernels pad the weights' columns with zeros
 (:func:`padded_columns`).
@@ -35,8 +36,9 @@ from tsrnn.kernels.common.numba_simd import (
 )
 
 WIDE_TILE = VECTOR_BYTES == 64
-"""Use an 8-row tile (16 accumulators): only with AVX-512's 32 vector registers. With 16
-(AVX2) the tile has 4 rows, as 8 would spill accumulators to memory."""
+"""Use 8-row tiles (16 or 24 accumulators): only with AVX-512's 32 vector registers. With 16
+(AVX2) the tiles have 4 rows (8 or 12 accumulators), as 8 would spill accumulators to
+memory."""
 
 MAX_BLOCK_ROWS = 8
 """Most batch rows a thread advances together through the time loop."""
@@ -70,10 +72,16 @@ def padded_columns(w) -> np.ndarray:
 
 @njit(inline="always")
 def triple_columns(vectors):
-    """Vectors of a row of ``out`` that :func:`rows_matmul_add` covers with 3-vector tiles on
-    an AVX-512 CPU: as many as leave an even number (``N`` is whole 2-vector tiles) for the
-    2-vector tiles; 0 with AVX2, whose 16 registers hold no 8 x 3 tile."""
-    t = vectors // 3 if WIDE_TILE else 0
+    """Vectors of a row of ``out`` that :func:`rows_matmul_add` covers with 3-vector tiles:
+    as many as leave an even number (``N`` is whole 2-vector tiles) for the 2-vector tiles.
+
+    With AVX2 the 3-vector tile has 4 rows: 12 accumulators, 3 vectors of ``w`` and the
+    broadcast fill the 16 registers. Measured on a 2-core AMD EPYC (Zen 3, AVX2), the GRU's
+    one-pass kernel at the electricity benchmark's shape (T=96, B=256, H=64, 2 threads,
+    alternated calls in one process, bitwise the same results): 0.957x and 0.970x the time
+    of 4 x 2 tiles only (40 calls each, paired medians); alone, one thread, the forward's
+    product 1.12-1.31x the throughput, the weight-gradient sums 1.14-1.21x (three runs)."""
+    t = vectors // 3
     if (vectors - 3 * t) % 2:
         t -= 1
     return 3 * t
@@ -85,21 +93,21 @@ def rows_matmul_add(a, w, out, nr):
 
     Every element is one chain of multiply-adds over ``k`` in order, whatever tile it falls
     in, so a row's result does not depend on the rows beside it nor on ``N``'s tiling.
-    On AVX-512 the columns go in tiles of 3 vectors where they can
-    (:func:`triple_columns`): 8 rows x 3 vectors (24 accumulators) load each broadcast
+    The columns go in tiles of 3 vectors where they can (:func:`triple_columns`), the rest
+    in tiles of 2. On AVX-512, 8 rows x 3 vectors (24 accumulators) load each broadcast
     element of ``a`` for 3 multiply-adds instead of 2 (the GRU's 3H columns, the recurrent
     product and the weight-gradient sums; measured against 2-vector tiles at their shapes,
     2 threads, alternated: 1.05-1.16x the throughput; the one-pass GRU kernel at the
-    electricity benchmark's shape 0.94-0.95x the time), the rest in tiles of 2. Rows past
-    the 8-row tiles go 4, then 2 at a time (a 2-row tile has twice a single row's chains:
-    the weight-gradient sums of 6 inputs, 8 x 2-vector tiles before, 1.4-1.6x the
+    electricity benchmark's shape 0.94-0.95x the time); with AVX2, 4 rows x 3 vectors.
+    Rows past the 8-row tiles go 4, then 2 at a time (a 2-row tile has twice a single row's
+    chains: the weight-gradient sums of 6 inputs, 8 x 2-vector tiles before, 1.4-1.6x the
     throughput)."""
     K, N = w.shape
     L = vector_lanes(w)
     n3 = triple_columns(N // L) * L
     for n0 in range(0, n3, 3 * L):
         r0 = 0
-        while r0 + 8 <= nr:
+        while WIDE_TILE and r0 + 8 <= nr:
             _rows8_x3(a, w, out, r0, n0)
             r0 += 8
         while r0 + 4 <= nr:

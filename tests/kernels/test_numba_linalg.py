@@ -64,11 +64,10 @@ def test_rows_do_not_depend_on_tiling(dtype):
 
 
 def test_three_vector_tiles_where_the_columns_allow():
-    """On AVX-512, 3-vector tiles cover as many columns as leave whole 2-vector tiles."""
+    """At both widths, 3-vector tiles cover as many columns as leave whole 2-vector tiles."""
     expected = {2: 0, 4: 0, 6: 6, 8: 6, 10: 6, 12: 12, 14: 12}
     for vectors, triple in expected.items():
-        want = triple if numba_linalg.WIDE_TILE else 0
-        assert numba_linalg.triple_columns(vectors) == want, vectors
+        assert numba_linalg.triple_columns(vectors) == triple, vectors
 
 
 def test_padding_is_whole_tiles_of_this_machines_vectors():
@@ -103,7 +102,7 @@ AVX2_FEATURES = (
 
 def test_256_bit_path_on_an_avx2_target(tmp_path):
     """Compiled for an AVX2 CPU (Haswell, its features only), the kernels use 256-bit vectors
-    and 4-row tiles: the product, the float32 activations (no ``vscalefps`` there) and a GRU
+    and 4-row tiles of 2 and 3 vectors: the product, the float32 activations (no ``vscalefps`` there) and a GRU
     forward and backward still match. Run in a fresh
     process, since the width is fixed when the kernels are first compiled."""
     code = textwrap.dedent(
@@ -116,6 +115,7 @@ def test_256_bit_path_on_an_avx2_target(tmp_path):
         import test_numba_linalg as t
         import test_activations as a
         assert numba_simd.VECTOR_BYTES == 32 and not numba_linalg.WIDE_TILE
+        assert numba_linalg.triple_columns(8) == 6  # 4 x 3 tiles at this width too
         for form in (a._scalar, a._vector, a._group):  # the float32 activations' 256-bit forms
             a.test_float32_activations_match_float64(form)
         a.test_vector_and_scalar_forms_agree(a._group)
