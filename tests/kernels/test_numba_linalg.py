@@ -102,9 +102,9 @@ AVX2_FEATURES = (
 
 def test_256_bit_path_on_an_avx2_target(tmp_path):
     """Compiled for an AVX2 CPU (Haswell, its features only), the kernels use 256-bit vectors
-    and 4-row tiles of 2 and 3 vectors: the product, the float32 activations (no ``vscalefps`` there) and a GRU
-    forward and backward still match. Run in a fresh
-    process, since the width is fixed when the kernels are first compiled."""
+    and 4-row tiles of 2 and 3 vectors: the product, the float32 activations (no
+    ``vscalefps`` there) and a GRU forward and backward still match. Run in a fresh process,
+    since the width is fixed when the kernels are first compiled."""
     code = textwrap.dedent(
         """
         import numpy as np, torch
