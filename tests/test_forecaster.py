@@ -191,9 +191,10 @@ def test_direct_strategy_emits_horizon_steps():
     assert not np.allclose(out.to_numpy(), recursive.predict(10).to_numpy())
 
 
-def test_bptt_at_least_window_is_full_bptt():
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_bptt_at_least_window_is_full_bptt(cell):
     y = seasonal(48)
-    params = dict(TINY, window=8, max_epochs=3)
+    params = dict(TINY, cell=cell, window=8, max_epochs=3)
     full = RNNForecaster(**params).fit(y)
     same = RNNForecaster(bptt=8, **params).fit(y)
     longer = RNNForecaster(bptt=100, **params).fit(y)
@@ -205,9 +206,10 @@ def test_bptt_at_least_window_is_full_bptt():
     )
 
 
-def test_truncated_bptt_cuts_gradients_at_chunk_boundaries():
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])  # the LSTM carries a pair (h, c)
+def test_truncated_bptt_cuts_gradients_at_chunk_boundaries(cell):
     torch.manual_seed(0)
-    net = training.ForecastNet("gru", 1, 4, 1, n_out=1, backend="torch")
+    net = training.ForecastNet(cell, 1, 4, 1, n_out=1, backend="torch")
     inputs = torch.randn(6, 2, 1, requires_grad=True)
     targets = torch.zeros(6, 2, 1)
     opt = torch.optim.SGD(net.parameters(), lr=0.0)

@@ -337,7 +337,9 @@ def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale, *, accu
     """
     from tsrnn.kernels.common.numba_head import sum_squares
 
-    if any(t is not None and t.requires_grad for t in (x, state, target)):
+    # an LSTM's state is a pair (h, c): the fused kernel is the GRU's, but the check comes first
+    states = state if isinstance(state, (tuple, list)) else (state,)
+    if any(t is not None and t.requires_grad for t in (x, *states, target)):
         return None
     args = _fused_args(rnn, x, state, weight, bias, target)
     if args is None:
