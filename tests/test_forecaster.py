@@ -161,6 +161,32 @@ def test_predict_after_a_gap_returns_the_stamps_of_x():
     np.testing.assert_allclose(out.to_numpy(), model.predict(8).to_numpy()[3:])
 
 
+def test_predict_takes_the_future_stamps_themselves():
+    y = seasonal(60)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    stamps = y.index[51:56]  # a DatetimeIndex, 3 steps after the end
+    out = model.predict(stamps)
+    pd.testing.assert_series_equal(out, model.predict(y.iloc[51:56]))
+    pd.testing.assert_index_equal(out.index, stamps)
+    np.testing.assert_allclose(out.to_numpy(), model.predict(8).to_numpy()[3:])
+    periods = y.to_period("M")
+    by_period = RNNForecaster(**TINY).fit(periods.iloc[:48])
+    later = periods.index[48:50]
+    pd.testing.assert_index_equal(by_period.predict(later).index, later)
+    with pytest.raises(ValueError, match="not after the end of the data seen by fit"):
+        model.predict(y.index[40:50])
+    with pytest.raises(ValueError):  # daily stamps on a monthly series
+        model.predict(pd.date_range(y.index[48], periods=3, freq="D"))
+
+
+def test_predict_stamps_without_covariates_values_raise():
+    y = seasonal(60)
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:48], y.iloc[:48])
+    with pytest.raises(TypeError, match="covariate column"):
+        model.predict(y.index[48:51])
+
+
 def test_predict_rows_in_the_past_raise():
     y = seasonal(60)
     model = RNNForecaster(**TINY).fit(y.iloc[:48])

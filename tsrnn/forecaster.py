@@ -669,9 +669,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         X : int or pd.Series, pd.DataFrame, array-like
             ``h``, an int >= 1: the number of steps to forecast (target-only models).
             Rows: with covariates, their future values, one row per step; target only, only
-            the length and index of ``X`` are used (its values are not). A time index that
-            starts later than the step after the end (e.g. ``TimeSeriesSplit(gap=k)``) gives
-            the forecasts at those stamps. A panel forecasts each series up to its rows.
+            the length and index of ``X`` are used (its values are not), and ``X`` may be the
+            index itself (a ``pd.DatetimeIndex``/``PeriodIndex``/``RangeIndex`` of future
+            stamps). A time index that starts later than the step after the end (e.g.
+            ``TimeSeriesSplit(gap=k)``) gives the forecasts at those stamps. A panel forecasts
+            each series up to its rows.
 
         Returns
         -------
@@ -719,6 +721,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 f"predict expects an int h >= 1 or rows X (a pandas object or array), got "
                 f"{X!r} of type {type(X).__name__}."
             )
+        if isinstance(X, pd.Index):
+            X = self._stamps_as_rows(X)
         if layout["ids"] is not None:
             return self._plan_panel(X)
         n, index = self._rows_and_index(X, what="X")
@@ -744,6 +748,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "index": X.index if keep_index else None,
             "h": None,
         }
+
+    def _stamps_as_rows(self, index: pd.Index) -> pd.DataFrame:
+        """``predict(index)``: the future stamps themselves, as rows without columns (a target-only
+        model reads only the rows' length and index; a panel's index is (series id, time))."""
+        if self._layout_["covariates"]:
+            raise TypeError(
+                "predict got an index of future stamps, but this model was fitted with "
+                "covariates (fit(X, y)) and needs their future values: pass a DataFrame with "
+                f"those stamps as its index and the {self.n_features_in_} covariate column(s)."
+            )
+        return pd.DataFrame(index=index)
 
     def _rows_and_index(self, X, what):
         if isinstance(X, pd.Series | pd.DataFrame):
