@@ -542,6 +542,52 @@ def test_keyboard_interrupt_keeps_the_best_model(monkeypatch):
     assert model.score(seasonal(51).iloc[48:]) < 0
 
 
+def test_keyboard_interrupt_mid_epoch_keeps_the_last_complete_epoch(monkeypatch):
+    y = seasonal(80, seed=1)
+    params = dict(TINY, early_stopping=False)
+    real, calls, stop = training.train_step, [], [None]
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == stop[0]:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", counted)
+    two = RNNForecaster(**dict(params, max_epochs=2)).fit(y)
+    per_epoch = len(calls) // 2
+    calls.clear()
+    stop[0] = 2 * per_epoch + 2  # two steps into the third epoch
+    model = RNNForecaster(**dict(params, max_epochs=10))
+    with pytest.warns(InterruptedFitWarning, match=r"after 2 epoch.*\(epoch 2\)"):
+        model.fit(y)
+    assert len(calls) == 2 * per_epoch + 2  # it did stop inside the third epoch
+    assert model.n_epochs_ == model.best_epoch_ == 2
+    for k, v in state_arrays(model).items():
+        torch.testing.assert_close(v, state_arrays(two)[k], rtol=0, atol=0)
+
+
+def test_keyboard_interrupt_before_any_epoch_fails_the_fit(monkeypatch):
+    model = RNNForecaster(**TINY).fit(seasonal(48))
+    before, weights = model.predict(4), state_arrays(model)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "run_epoch", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(seasonal(60))
+    assert model.n_epochs_ == 2
+    pd.testing.assert_series_equal(model.predict(4), before)
+    for k, v in state_arrays(model).items():
+        torch.testing.assert_close(v, weights[k], rtol=0, atol=0)
+    fresh = RNNForecaster(**TINY)
+    with pytest.raises(KeyboardInterrupt):
+        fresh.fit(seasonal(48))
+    with pytest.raises(NotFittedError):
+        fresh.predict(3)
+
+
 def test_a_failed_fit_leaves_the_previous_fit_intact(monkeypatch):
     model = RNNForecaster(**TINY).fit(seasonal(48))
     before = model.predict(4)

@@ -465,8 +465,11 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     epoch). Should training diverge or be interrupted during the warm-up, the last complete
     epoch's weights are kept.
     Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss ends
-    training (the caller warns). ``KeyboardInterrupt`` also ends it: the best weights so far
-    are kept and ``interrupted`` is set in the result (the caller warns).
+    training (the caller warns), with the last finite epoch's weights. ``KeyboardInterrupt``
+    also ends it: the best weights so far (without early stopping, the last complete
+    epoch's, not those of the epoch it cut short) are kept and ``interrupted`` is set in the
+    result (the caller warns); before any epoch has completed it propagates, so that the fit
+    fails and leaves the estimator as it was.
     """
     with flat_parameters(net) as flat:
         return _fit_loop(net, [flat], problem, settings, rng, progress)
@@ -509,12 +512,15 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
                 else:
                     waited += 1
             else:
-                best_epoch = epoch
+                # the weights kept should training later diverge or be interrupted mid-epoch
+                best_epoch, best_state = epoch, _copy_state(net)
             if progress is not None:
                 progress(record, best_epoch)
             if early and waited >= settings["patience"]:
                 break
     except KeyboardInterrupt:
+        if not history:  # no epoch to keep: the fit fails, as any other exception would
+            raise
         interrupted = True
     if best_state is not None:
         net.load_state_dict(best_state)

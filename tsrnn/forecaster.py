@@ -359,7 +359,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         Returns
         -------
         self : RNNForecaster
-            Fitted; a failed fit leaves a previous fit untouched.
+            Fitted; a failed fit leaves a previous fit untouched. A ``KeyboardInterrupt``
+            (Ctrl-C) after at least one epoch ends training early, keeping the best weights
+            so far (without early stopping, the last complete epoch's) with an
+            ``InterruptedFitWarning``; before the first epoch ends it propagates, a failed
+            fit.
 
         Examples
         --------
