@@ -697,6 +697,24 @@ def test_score_multivariate_averages_columns():
     assert model.score(df.iloc[48:]) == pytest.approx(-expected)
 
 
+def test_target_columns_must_match_fit_in_update_and_score():
+    y = seasonal(60)
+    df = pd.DataFrame({"a": y, "b": 2 * y + np.arange(60.0)})
+    model = RNNForecaster(**TINY).fit(df.iloc[:48])
+    before = model.predict(2)
+    with pytest.raises(ValueError, match=r"in another order than fit saw .*reorder them"):
+        model.update(df.iloc[48:52][["b", "a"]])
+    with pytest.raises(ValueError, match="but the model was fitted on"):
+        model.update(df.iloc[48:52].set_axis(["x", "y"], axis=1))
+    with pytest.raises(ValueError, match="in another order"):
+        model.score(df.iloc[48:][["b", "a"]])
+    pd.testing.assert_frame_equal(model.predict(2), before)
+    # the same columns, or an array (no names), are taken as they are
+    assert np.isfinite(model.score(df.iloc[48:].to_numpy()))
+    model.update(df.iloc[48:52])
+    assert model.predict(1).index[0] == df.index[52]
+
+
 def test_update_then_predict_forecasts_from_the_longer_history():
     y = seasonal(64)
     model = RNNForecaster(**TINY).fit(y.iloc[:48])

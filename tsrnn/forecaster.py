@@ -964,6 +964,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "with the true future values as the one argument."
                 )
             truth = X
+        self._check_target_columns(truth, "y")
         pred = self.predict(X)
         true = (
             check_target(truth, "y", freq=self.freq_)
@@ -989,6 +990,25 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             s = self.mase_scale_[k]
             scores.append(np.where(s > 0, e / np.where(s > 0, s, 1.0), e).mean())
         return -float(np.mean(scores))
+
+    def _check_target_columns(self, target, what: str) -> None:
+        """A DataFrame of target rows must have the columns ``fit`` saw, in the same order:
+        the network reads them by position (an array, which has no names, is taken as is)."""
+        fitted = self._layout_["columns"]
+        if fitted is None or not isinstance(target, pd.DataFrame):
+            return
+        if target.columns.equals(fitted):
+            return
+        got, want = list(target.columns), list(fitted)
+        if sorted(map(str, got)) == sorted(map(str, want)) and len(got) == len(want):
+            raise ValueError(
+                f"{what} has the target columns {got} in another order than fit saw ({want}): "
+                f"reorder them, e.g. {what}[{want!r}]."
+            )
+        raise ValueError(
+            f"{what} has the target columns {got}, but the model was fitted on {want}: pass "
+            "rows of the same columns (rename them if only their names changed)."
+        )
 
     # ----------------------------------------------------------------------------------------
     # update
@@ -1045,6 +1065,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "This model was fitted on a panel: update needs the new rows as a pandas "
                 "object with the same (series id, time) MultiIndex."
             )
+        self._check_target_columns(target, "y_new")
         if layout["kind_from_covariates"] and isinstance(covs, pd.DataFrame):
             arr = np.asarray(target)
             target = (
