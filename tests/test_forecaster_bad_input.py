@@ -33,7 +33,8 @@ FIT_CASES = [
     ("nan", (with_nan(Y),), ValueError, r"1 NaN .* Fill them first"),
     ("inf", (Y.replace(Y.iloc[3], np.inf),), ValueError, r"inf value.*interpolate"),
     ("nan-array", (with_nan(Y).to_numpy(),), ValueError, r"NaN"),
-    ("nan-covariate", (with_nan(X), Y), ValueError, r"Input X contains NaN"),
+    ("nan-covariate", (with_nan(X), Y), ValueError, r"Input X contains NaN.*'a'.*X.ffill\(\)"),
+    ("nan-covariate-array", (with_nan(X).to_numpy(), Y), ValueError, r"Input X contains NaN"),
     ("empty", (pd.Series([], dtype=float),), ValueError, r"empty \(0 samples"),
     ("empty-array", (np.array([]),), ValueError, r"empty"),
     ("too-short", (Y.iloc[:2],), ValueError, r"too short: it has 2 time steps"),
@@ -53,7 +54,14 @@ FIT_CASES = [
     ),
     ("text-series", (Y.astype(str),), TypeError, r"non-numeric values"),
     ("text-array", (np.array(["a", "b"] * 24),), TypeError, r"non-numeric values"),
-    ("bool", (Y > 0,), TypeError, r"boolean|non-numeric"),
+    ("bool", (Y > 0,), TypeError, r"boolean.*astype\(float\)"),
+    ("bool-column", (pd.DataFrame({"y": Y, "f": Y > 0}),), TypeError, r"'f'.*astype\(float\)"),
+    (
+        "duplicated-columns",
+        (pd.DataFrame(np.c_[Y, 2 * Y], index=INDEX, columns=["y", "y"]),),
+        ValueError,
+        r"duplicated column name\(s\) \['y'\].*Rename",
+    ),
     ("complex", (np.arange(N) * 1j,), ValueError, r"Complex data not supported"),
     ("3d", (np.zeros((N, 2, 2)),), ValueError, r"1-D or 2-D"),
     ("scalar", (3.0,), TypeError, r"Series/DataFrame or an array-like"),
@@ -75,7 +83,16 @@ FIT_CASES = [
         ValueError,
         r"different indexes.*reindex",
     ),
-    ("x-text", (X.assign(c="z"), Y), ValueError, r"could not convert string to float"),
+    ("x-text", (X.assign(c="z"), Y), ValueError, r"non-numeric covariate column\(s\): 'c'"),
+    ("x-text-array", (X.assign(c="z").to_numpy(), Y), ValueError, r"could not convert string"),
+    (
+        "x-category",
+        (X.assign(c=pd.Categorical(["u", "v"] * (N // 2))), Y),
+        ValueError,
+        r"'c' \(category\).*pd.get_dummies",
+    ),
+    ("x-dates", (X.assign(c=INDEX), Y), ValueError, r"'c' \(datetime64.*dayofweek"),
+    ("x-no-columns", (X[[]], Y), ValueError, r"no columns: pass at least one numeric"),
 ]
 
 PARAM_CASES = [

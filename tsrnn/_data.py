@@ -78,16 +78,65 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
 
 
 def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
-    bad = [
-        c
-        for c in df.columns
-        if not pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c])
-    ]
+    dup = df.columns[df.columns.duplicated()].unique().tolist()
+    if dup:
+        raise ValueError(
+            f"{what} has duplicated column name(s) {dup[:5]}: each target column is its own "
+            "variable and needs its own name. Rename them (e.g. y.columns = [...]) or drop the "
+            "repeats (y.loc[:, ~y.columns.duplicated()])."
+        )
+    dtypes = list(zip(df.columns, df.dtypes))
+    booleans = [(c, t) for c, t in dtypes if pd.api.types.is_bool_dtype(t)]
+    if booleans:
+        kinds = ", ".join(f"{c!r} ({t})" for c, t in booleans[:5])
+        raise TypeError(
+            f"{what} has boolean column(s): {kinds}. Every target column must be numeric: "
+            "convert with .astype(float) if the booleans are meant as 0/1."
+        )
+    bad = [(c, t) for c, t in dtypes if not pd.api.types.is_numeric_dtype(t)]
     if bad:
-        kinds = ", ".join(f"{c!r} ({df[c].dtype})" for c in bad[:5])
+        kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
         raise TypeError(
             f"{what} has non-numeric column(s): {kinds}. Every target column must be numeric: "
             "convert with pd.to_numeric, encode categories as covariates in X, or drop them."
+        )
+
+
+def check_covariate_frame(X, what: str = "X") -> None:
+    """Covariates given as a DataFrame: at least one column, every column numeric (or
+    boolean), all values finite; else an error that names the columns and the fix. Arrays are
+    left to scikit-learn's checks (its messages name no columns because arrays have none)."""
+    if not isinstance(X, pd.DataFrame):
+        return
+    if X.shape[1] == 0:
+        raise ValueError(
+            f"{what} is a DataFrame with no columns: pass at least one numeric covariate column, "
+            "or fit on the target alone (fit(y), then predict(h))."
+        )
+    dtypes = list(zip(X.columns, X.dtypes))
+    bad = [
+        (c, t)
+        for c, t in dtypes
+        if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
+    ]
+    if bad:
+        kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
+        raise ValueError(
+            f"{what} has non-numeric covariate column(s): {kinds}. Covariates must be numbers: "
+            "convert text that holds numbers with pd.to_numeric, encode categories as numbers "
+            "(e.g. pd.get_dummies(X, columns=[...], dtype=float)) and dates as calendar "
+            "features (e.g. X[col].dt.dayofweek)."
+        )
+    values = X.to_numpy(dtype=np.float64, na_value=np.nan)
+    finite = np.isfinite(values)
+    if not finite.all():
+        rows, cols = np.nonzero(~finite)
+        names = list(dict.fromkeys(repr(X.columns[c]) for c in cols))[:5]
+        raise ValueError(
+            f"Input {what} contains NaN or infinity: {int((~finite).sum())} value(s), in "
+            f"column(s) {', '.join(names)} (first at row {int(rows[0])}). Covariates must be "
+            f"known at every step: fill them first (e.g. {what}.ffill() or "
+            f"{what}.interpolate()), or cut the data to a complete span."
         )
 
 
@@ -399,7 +448,12 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
             _check_frame_numeric(y, what)
             kind, ndim, columns, name = "frame", 2, y.columns, None
         else:
-            if not pd.api.types.is_numeric_dtype(y.dtype) or pd.api.types.is_bool_dtype(y.dtype):
+            if pd.api.types.is_bool_dtype(y.dtype):
+                raise TypeError(
+                    f"{what} is boolean (dtype {y.dtype}). A target must be numeric: convert it "
+                    "with .astype(float) if the booleans are meant as 0/1."
+                )
+            if not pd.api.types.is_numeric_dtype(y.dtype):
                 raise TypeError(
                     f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "
                     "with pd.to_numeric(y)."

@@ -34,6 +34,7 @@ from tsrnn._data import (
     TimeAxis,
     WindowPlan,
     auto_window,
+    check_covariate_frame,
     check_target,
     future_index,
     is_positionless,
@@ -516,6 +517,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "X.to_frame() or X.reshape(-1, 1) for a single covariate; to fit on the "
                 "target alone call fit(y) with one argument."
             )
+        check_covariate_frame(covs, "X")
         names = _get_feature_names(covs)
         x = check_array(
             covs,
@@ -548,7 +550,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if self.early_stopping
             else ""
         )
-        wname = "window='auto' gives" if self.window == "auto" else "window="
+        wname = "window='auto' gives " if self.window == "auto" else "window="
         raise ValueError(
             f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
             f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
@@ -810,6 +812,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         return n, index
 
     def _future_covariates(self, X, n):
+        check_covariate_frame(X, "X")
         x = validate_data(
             self, X, reset=False, dtype=np.float64, ensure_all_finite=True, ensure_2d=True
         )
@@ -1081,6 +1084,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         x_new = None
         if covs is not None:
+            check_covariate_frame(covs, "X_new")
             x_new = validate_data(
                 self,
                 covs,
