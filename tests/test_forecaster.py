@@ -187,6 +187,18 @@ def test_predict_stamps_without_covariates_values_raise():
         model.predict(y.index[48:51])
 
 
+def test_direct_covariates_short_of_a_multiple_of_horizon_warn():
+    y = seasonal(60)
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    model = RNNForecaster(strategy="direct", horizon=3, **TINY).fit(X.iloc[:48], y.iloc[:48])
+    with pytest.warns(UserWarning, match=r"X has 4 row\(s\).*steps 4-6.*\(6 rows here\)"):
+        short = model.predict(X.iloc[48:52])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        full = model.predict(X.iloc[48:54])
+    np.testing.assert_array_equal(short.to_numpy()[:3], full.to_numpy()[:3])
+
+
 def test_predict_rows_in_the_past_raise():
     y = seasonal(60)
     model = RNNForecaster(**TINY).fit(y.iloc[:48])

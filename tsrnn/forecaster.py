@@ -679,7 +679,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             index itself (a ``pd.DatetimeIndex``/``PeriodIndex``/``RangeIndex`` of future
             stamps). A time index that starts later than the step after the end (e.g.
             ``TimeSeriesSplit(gap=k)``) gives the forecasts at those stamps. A panel forecasts
-            each series up to its rows.
+            each series up to its rows. With ``strategy='direct'`` each network call emits
+            ``horizon`` steps from the covariates of all of them: rows of ``X`` short of a
+            multiple of ``horizon`` leave the last call's covariates unknown, and those steps
+            repeat ``X``'s last row (with a ``UserWarning``).
 
         Returns
         -------
@@ -874,6 +877,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 x_future[j, : len(x)] = x
                 x_future[j, len(x) :] = x[-1]
         H = self._net_config_["n_out"] // self._layout_["n_targets"]
+        if plan["x"] is not None and H > 1:
+            self._warn_covariates_past_x(plan["x"], H)
         scaled = _training.forecast(
             self.module_,
             y_tail,
@@ -892,6 +897,26 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             vals = scaled[j, plan["steps"][j] - 1]
             out.append(vals * self._y_scale_[k] + self._y_loc_[k])
         return out
+
+    @staticmethod
+    def _warn_covariates_past_x(xs: list, H: int) -> None:
+        """``strategy='direct'``: a network call emits ``H`` steps from the covariates of all of
+        them, so rows of ``X`` short of a multiple of ``H`` leave the last call's covariates
+        unknown; they repeat ``X``'s last row (a forecast for step 4 with horizon 3 then
+        depends on whether X reaches step 6). Said, not hidden."""
+        short = [len(x) for x in xs if len(x) % H]
+        if not short:
+            return
+        n = short[0]
+        full = -(-n // H) * H
+        warnings.warn(
+            f"strategy='direct' emits horizon={H} steps per network call from the covariates "
+            f"of all of them, but X has {n} row(s): the call for steps {full - H + 1}-{full} "
+            f"read X's last row in place of the {full - n} step(s) past X. Pass X up to a "
+            f"multiple of horizon ({full} rows here) to forecast from the real covariates.",
+            UserWarning,
+            stacklevel=4,
+        )
 
     def _assemble(self, values: list, plan):
         layout = self._layout_
