@@ -185,6 +185,26 @@ def test_bad_model_file(tmp_path, capsys):
     assert "no such model file" in err
 
 
+def test_model_options_with_a_loaded_model_are_refused(tmp_path, capsys):
+    argv = ["forecast", "--load-model", tmp_path / "m.joblib", "-H", "3"]
+    err = _fails([*argv, "--hidden-size", "64", "--cell", "lstm"], capsys)
+    assert "--cell, --hidden-size only apply when fitting" in err
+
+
+def test_future_rows_before_the_data_end_are_refused_before_fitting(
+    series_csv, capsys, monkeypatch
+):
+    import tsrnn
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the model was fitted before --future was checked")
+
+    monkeypatch.setattr(tsrnn.RNNForecaster, "fit", no_fit)
+    argv = ["forecast", series_csv, "--target", "sales", "--covariates", "returns"]
+    err = _fails([*argv, "--future", series_csv], capsys)
+    assert "--future" in err and "not after the end of the data" in err
+
+
 def test_list_datasets(capsys):
     code, out, _ = _run(["forecast", "--list-datasets"], capsys)
     assert code == 0

@@ -237,7 +237,7 @@ def build_parser():
         metavar="PATH",
         help="forecast with a model saved by --save-model, without fitting; the forecast "
         "continues the data that model was fitted on (CSV/--dataset, if given, is only drawn "
-        "as history in --plot)",
+        "as history in --plot); of the model options only --n-threads applies to it",
     )
     out.add_argument(
         "-q",
@@ -380,6 +380,8 @@ def _forecast(args):
 
     if args.load_model is not None:
         model = _load_model(args.load_model)
+        if "n_threads" in args:
+            model.set_params(n_threads=args.n_threads)
         future = _read_future(args, history, model)
         names = getattr(model, "feature_names_in_", None)
         covariates = [] if names is None else [str(name) for name in names]
@@ -400,6 +402,7 @@ def _forecast(args):
         future = _read_future(args, history, None)
         if future is not None:
             future = _select_future(future, covariates, args.future)
+            _check_future_follows(y, future, args.future)
         model = _make_estimator(args)
         fit_seconds = _fit(model, X, y)
         if args.save_model is not None:
@@ -430,6 +433,18 @@ def _check_option_combinations(args):
         )
     if args.load_model is not None and args.save_model is not None:
         raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
+    fit_only = [
+        "--" + dest.replace("_", "-")
+        for dest, _ in _ESTIMATOR_OPTIONS
+        # --random-state has a default (0), so it is always there; a forecast does not draw
+        if dest in args and dest not in ("n_threads", "random_state")
+    ]
+    if args.load_model is not None and fit_only:
+        raise _InputError(
+            f"--load-model forecasts with the saved model as it was fitted: {', '.join(fit_only)} "
+            "only apply when fitting (only --n-threads applies to a loaded model); leave them "
+            "out, or fit a new model from the data"
+        )
     if args.load_model is not None and args.covariates:
         raise _InputError(
             "--covariates chooses columns for fitting; a loaded model already knows its "
@@ -743,6 +758,30 @@ def _read_future(args, history, model):
         start = len(history)
         future.index = pd.RangeIndex(start, start + len(future))
     return future
+
+
+def _check_future_follows(y, future, path):
+    """Before fitting: the --future rows must start right after the data's last step (the
+    forecaster checks this again when it forecasts; a wrong file should not cost a whole fit
+    first). Data the forecaster would refuse is left to the fit's own message."""
+    from tsrnn._data import check_target, steps_ahead
+
+    try:
+        data = check_target(y, "y")
+    except (ValueError, TypeError):
+        return
+    if data.ids is not None:
+        return
+    try:
+        steps = steps_ahead(data.ends()[0], data.axis, future.index, len(future), "X")
+    except (ValueError, TypeError) as exc:
+        raise _InputError(f"--future {path!r}: {exc}") from None
+    if steps[0] != 1:
+        raise _InputError(
+            f"--future {path!r} starts {int(steps[0])} steps after the data's last row: the "
+            "covariates of the steps in between are unknown; give rows from the step right "
+            "after the data"
+        )
 
 
 def _select_future(future, covariates, path):
