@@ -154,6 +154,25 @@ def test_frozen_weights_still_give_input_gradients(kind):
         torch.testing.assert_close(a, b, **TOL[torch.float64], msg=lambda m, n=name: f"{n}: {m}")
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_second_order_gradients_need_the_torch_backend(kind):
+    """As documented: the kernels' backward is first order; the reference loop gives a
+    gradient penalty's gradient equal to torch.nn's."""
+    torch.manual_seed(4)
+    x = torch.randn(4, 3, 2, dtype=torch.float64, requires_grad=True)
+
+    def penalty_grad(module):
+        (g,) = torch.autograd.grad(module(x)[0].square().sum(), x, create_graph=True)
+        g.square().sum().backward()
+        return module.weight_hh_l0.grad
+
+    ours, ref = _pair(kind, 2, 3, 1, False, False, True, torch.float64, backend="torch")
+    torch.testing.assert_close(penalty_grad(ours), penalty_grad(ref), **TOL[torch.float64])
+    numba_layer, _ = _pair(kind, 2, 3, 1, False, False, True, torch.float64)
+    with pytest.raises(RuntimeError, match="differentiate twice"):
+        penalty_grad(numba_layer)
+
+
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_unbatched_input(kind):
     torch.manual_seed(1)

@@ -20,6 +20,10 @@ as one Function, the head inside the kernel's time loops, forward and backward i
 call (each block of rows backward right after its forward, while its saved gates are in
 cache); :func:`layer_head_sq_loss_grads` gives the same value and gradients without autograd.
 
+Gradients are first order: the kernels' backward is not itself differentiable, so a second
+derivative through a layer (a gradient penalty, a Hessian-vector product) raises torch's
+"differentiate twice" error; ``backend='torch'`` supports it.
+
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
 
