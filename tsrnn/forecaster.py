@@ -202,7 +202,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         would slow each other down.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, dropout and the order of windows. Same value, same data, same
-        machine: identical forecasts. Global RNG states are left untouched.
+        machine: identical forecasts. With an int or a ``RandomState``, torch's and NumPy's
+        global RNG states are left untouched; ``None`` draws the seeds from NumPy's global
+        RNG (scikit-learn's convention), which advances it.
     verbose : int, default=0
         ``1``: a progress bar over epochs with the losses, and a one-line summary.
 
