@@ -770,6 +770,18 @@ def test_update_with_arrays_and_covariates():
     assert isinstance(out, np.ndarray) and out.shape == (6,)
 
 
+def test_update_covariates_must_share_the_targets_index():
+    y = seasonal(60)
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:48], y.iloc[:48])
+    before = model.predict(X.iloc[48:50])
+    with pytest.raises(ValueError, match=r"X_new and y_new have different indexes.*reindex"):
+        model.update(X.iloc[49:53], y.iloc[48:52])  # the covariates one step late
+    pd.testing.assert_series_equal(model.predict(X.iloc[48:50]), before)
+    model.update(X.iloc[48:52], y.iloc[48:52])
+    assert model.predict(X.iloc[52:53]).index[0] == y.index[52]
+
+
 def test_update_must_continue_the_series():
     y = seasonal(60)
     model = RNNForecaster(**TINY).fit(y.iloc[:48])
@@ -786,9 +798,10 @@ def test_update_must_continue_the_series():
 # ---------------------------------------------------------------------------------------------
 
 
-def test_pickle_and_joblib_round_trips_give_identical_forecasts(tmp_path):
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pickle_and_joblib_round_trips_give_identical_forecasts(tmp_path, dtype):
     y = seasonal(48)
-    model = RNNForecaster(**TINY).fit(y)
+    model = RNNForecaster(dtype=dtype, **TINY).fit(y)
     expected = model.predict(6)
     state = model.__getstate__()
     assert "module_" not in state
@@ -801,6 +814,10 @@ def test_pickle_and_joblib_round_trips_give_identical_forecasts(tmp_path):
     pd.testing.assert_series_equal(joblib.load(path).predict(6), expected)
     assert isinstance(loaded.module_, training.ForecastNet)
     assert loaded.score(seasonal(54).iloc[48:]) == model.score(seasonal(54).iloc[48:])
+    for k, v in state_arrays(loaded).items():  # the weights themselves, to the bit
+        assert v.dtype == getattr(torch, dtype)
+        torch.testing.assert_close(v, state_arrays(model)[k], rtol=0, atol=0)
+    pd.testing.assert_series_equal(copy.deepcopy(model).predict(6), expected)
 
 
 def test_unpickling_warns_on_another_tsrnn_version():

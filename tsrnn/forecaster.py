@@ -1081,6 +1081,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "covariates and the new target rows."
                 )
             target, covs = y, X
+            if (
+                isinstance(target, pd.Series | pd.DataFrame)
+                and isinstance(covs, pd.Series | pd.DataFrame)
+                and len(covs) == len(target)
+                and not covs.index.equals(target.index)
+            ):
+                raise ValueError(
+                    "X_new and y_new have different indexes. Covariates must be given for the "
+                    "same time steps as the target, row by row, as in fit: align them, e.g. "
+                    "X_new = X_new.reindex(y_new.index)."
+                )
         else:
             if y is not None:
                 raise ValueError(
@@ -1223,9 +1234,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             except BackendUnavailableError:
                 backend = resolve_backend("auto", device, dtype_name)
             config = dict(self._net_config_, backend=backend)
-            net = _training.ForecastNet(**config)
+            # in the saved dtype before loading: loading float64 weights into the float32
+            # parameters of a fresh module would round them (forecasts off by ~1e-7)
+            net = _training.ForecastNet(**config).to(dtype=getattr(torch, dtype_name))
             net.load_state_dict({k: torch.from_numpy(v) for k, v in module_state.items()})
-            self.module_ = net.to(device=device, dtype=getattr(torch, dtype_name)).eval()
+            self.module_ = net.to(device=device).eval()
             self.device_ = device
             self.backend_ = backend
             self._net_config_ = config
