@@ -179,6 +179,17 @@ def test_predict_takes_the_future_stamps_themselves():
         model.predict(pd.date_range(y.index[48], periods=3, freq="D"))
 
 
+def test_stamps_in_another_time_zone_are_the_same_instants():
+    index = pd.date_range("2024-03-01", periods=60, freq="h", tz="Europe/Berlin")
+    y = pd.Series(np.sin(np.arange(60) / 3), index=index)
+    model = RNNForecaster(**TINY).fit(y.iloc[:48])
+    local = model.predict(y.iloc[50:53])
+    utc = model.predict(y.iloc[50:53].tz_convert("UTC"))
+    pd.testing.assert_index_equal(utc.index, index[50:53].tz_convert("UTC"))
+    np.testing.assert_array_equal(utc.to_numpy(), local.to_numpy())
+    assert model.score(y.iloc[48:52].tz_convert("UTC")) == model.score(y.iloc[48:52])
+
+
 def test_predict_stamps_without_covariates_values_raise():
     y = seasonal(60)
     X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)

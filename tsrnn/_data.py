@@ -338,6 +338,8 @@ def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndar
                 f"{what}'s time index and the training index differ in time zone awareness "
                 f"({index.tz} vs {pd.Timestamp(last).tz}). Localize or convert one of them."
             )
+        if kind == "datetime" and index.tz is not None and str(index.tz) != str(last.tz):
+            index = index.tz_convert(last.tz)  # the same instants, on the training zone's grid
         if index[0] <= last:
             steps = np.zeros(len(index), dtype=np.int64)
         else:
