@@ -556,8 +556,9 @@ def test_keyboard_interrupt_keeps_the_best_model(monkeypatch):
 
     monkeypatch.setattr(training, "run_epoch", interrupted)
     model = RNNForecaster(**dict(TINY, max_epochs=10))
-    with pytest.warns(InterruptedFitWarning, match="interrupted after 2 epoch"):
+    with pytest.warns(InterruptedFitWarning, match="interrupted after 2 epoch") as caught:
         model.fit(seasonal(48))
+    assert caught[0].filename == __file__  # the user's line, not scikit-learn's wrapper
     assert model.n_epochs_ == 2 and model.best_epoch_ in (1, 2)
     out = model.predict(3)
     assert np.isfinite(out).all()
@@ -637,9 +638,14 @@ def test_divergence_warns_and_stops():
 
     params = dict(TINY, max_epochs=5, backend="torch", early_stopping=False)
     model = RNNForecaster(learning_rate=1e30, clip_norm=None, scaler=None, **params)
-    with pytest.warns(ConvergenceWarning, match="training diverged. Lower learning_rate"):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model.fit(np.sin(np.arange(60) / 3) * 1e3)
     assert model.n_epochs_ < 5 and not np.isfinite(model.history_[-1]["train_loss"])
+    # one warning, tsrnn's own (no NumPy overflow besides it), pointing at the caller's line
+    assert [w.category for w in caught] == [ConvergenceWarning], caught
+    assert "training diverged. Lower learning_rate" in str(caught[0].message)
+    assert caught[0].filename == __file__
 
 
 def test_verbose_prints_a_summary(capsys):

@@ -53,7 +53,10 @@ FIT_CASES = [
         r"non-numeric column\(s\): 'name'",
     ),
     ("text-series", (Y.astype(str),), TypeError, r"non-numeric values"),
-    ("text-array", (np.array(["a", "b"] * 24),), TypeError, r"non-numeric values"),
+    ("text-array", (np.array(["a", "b"] * 24),), TypeError, r"holds text"),
+    ("numbers-as-text", (np.array([str(v) for v in Y]),), TypeError, r"holds text.*dtype=float"),
+    ("text-list", (["1.5", "2.5"] * 24,), TypeError, r"holds text"),
+    ("text-objects", (np.array([1.0, "2"] * 24, dtype=object),), TypeError, r"holds text"),
     ("bool", (Y > 0,), TypeError, r"boolean.*astype\(float\)"),
     ("bool-column", (pd.DataFrame({"y": Y, "f": Y > 0}),), TypeError, r"'f'.*astype\(float\)"),
     (

@@ -55,6 +55,14 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
             f"{what} is boolean. A target must be numeric: convert it with .astype(float) if "
             "the booleans are meant as 0/1."
         )
+    text = arr.dtype.kind in "US" or (
+        arr.dtype.kind == "O" and any(isinstance(v, str | bytes) for v in arr.ravel())
+    )
+    if text:  # as a Series of text is refused: numbers written as text are not coerced
+        raise TypeError(
+            f"{what} holds text (dtype {arr.dtype}). Pass numbers: if the text holds numbers, "
+            "convert it first, e.g. np.asarray(y, dtype=float) or pd.to_numeric(y)."
+        )
     if arr.dtype.kind not in "iuf":
         try:
             arr = arr.astype(np.float64)

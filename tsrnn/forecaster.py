@@ -621,7 +621,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "(KeyboardInterrupt); the best model so far was kept "
                 f"(epoch {result.best_epoch}).",
                 InterruptedFitWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         if history and not np.isfinite(history[-1]["train_loss"]):
             from tsrnn.exceptions import ConvergenceWarning
@@ -630,7 +630,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "The training loss became NaN or infinite: training diverged. Lower "
                 "learning_rate, keep gradient clipping on (clip_norm), or scale the target.",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         if self.verbose:
             valid = history[result.best_epoch - 1]["valid_loss"] if result.best_epoch else None
@@ -651,7 +651,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     def _progress_bar(self):
         if not self.verbose:
             return None
-        from tqdm.auto import tqdm
+        with warnings.catch_warnings():
+            # in a notebook without ipywidgets tqdm.auto warns once, then uses its text bar,
+            # which works there: the warning is noise to someone who asked for a progress bar
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            from tqdm.auto import tqdm
 
         bar = tqdm(total=int(self.max_epochs), desc="RNNForecaster", unit="epoch", leave=False)
 

@@ -367,7 +367,8 @@ def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale, *, accu
         )
     # the op's loss, rounded to x's dtype as x.new_tensor(...) would
     r = resid.numpy()
-    loss = float(r.dtype.type(float(scale) * sum_squares(r)))
+    with np.errstate(over="ignore"):  # a diverged fit's loss is inf: the forecaster warns
+        loss = float(r.dtype.type(float(scale) * sum_squares(r)))
     if into is not None:
         return loss, hn.unsqueeze(0), []
     pairs = [(p, g) for p, g in zip(params, grads) if p is not None and p.requires_grad]
