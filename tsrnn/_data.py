@@ -51,10 +51,7 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
             f"{what} contains complex numbers. Complex data not supported: pass real values."
         )
     if arr.dtype.kind == "b":
-        raise TypeError(
-            f"{what} is boolean. A target must be numeric: convert it with .astype(float) if "
-            "the booleans are meant as 0/1."
-        )
+        raise _boolean_target(what)
     text = arr.dtype.kind in "US" or (
         arr.dtype.kind == "O" and any(isinstance(v, str | bytes) for v in arr.ravel())
     )
@@ -85,6 +82,14 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
     return arr
 
 
+def _boolean_target(what: str, problem: str = "is boolean") -> TypeError:
+    """The error for a boolean target (``pd.to_numeric`` keeps booleans, so it is no fix)."""
+    return TypeError(
+        f"{what} {problem}. A target must be numeric: convert it with .astype(float) if the "
+        "booleans are meant as 0/1."
+    )
+
+
 def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
     dup = df.columns[df.columns.duplicated()].unique().tolist()
     if dup:
@@ -97,16 +102,30 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
     booleans = [(c, t) for c, t in dtypes if pd.api.types.is_bool_dtype(t)]
     if booleans:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in booleans[:5])
-        raise TypeError(
-            f"{what} has boolean column(s): {kinds}. Every target column must be numeric: "
-            "convert with .astype(float) if the booleans are meant as 0/1."
-        )
+        raise _boolean_target(what, f"has boolean column(s): {kinds}")
     bad = [(c, t) for c, t in dtypes if not pd.api.types.is_numeric_dtype(t)]
     if bad:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
         raise TypeError(
             f"{what} has non-numeric column(s): {kinds}. Every target column must be numeric: "
             "convert with pd.to_numeric, encode categories as covariates in X, or drop them."
+        )
+
+
+def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
+    """Covariates and target given as pandas objects of the same length must share their index:
+    their rows are paired by position, so a shifted or reordered index would pair the wrong
+    steps. (Lengths that differ get their own message.)"""
+    if (
+        isinstance(target, pd.Series | pd.DataFrame)
+        and isinstance(covs, pd.Series | pd.DataFrame)
+        and len(covs) == len(target)
+        and not covs.index.equals(target.index)
+    ):
+        raise ValueError(
+            f"{xname} and {yname} have different indexes. Covariates must be given for the "
+            f"same time steps as the target, row by row: align them, e.g. "
+            f"{xname} = {xname}.reindex({yname}.index)."
         )
 
 
@@ -346,8 +365,9 @@ def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndar
                 f"{what}'s time index and the training index differ in time zone awareness "
                 f"({index.tz} vs {pd.Timestamp(last).tz}). Localize or convert one of them."
             )
-        if kind == "datetime" and index.tz is not None and str(index.tz) != str(last.tz):
-            index = index.tz_convert(last.tz)  # the same instants, on the training zone's grid
+        if kind == "datetime" and index.tz is not None:
+            # the same instants in another zone, onto the training zone's grid
+            index = index.tz_convert(pd.Timestamp(last).tz)
         if index[0] <= last:
             steps = np.zeros(len(index), dtype=np.int64)
         else:
@@ -459,10 +479,7 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
             kind, ndim, columns, name = "frame", 2, y.columns, None
         else:
             if pd.api.types.is_bool_dtype(y.dtype):
-                raise TypeError(
-                    f"{what} is boolean (dtype {y.dtype}). A target must be numeric: convert it "
-                    "with .astype(float) if the booleans are meant as 0/1."
-                )
+                raise _boolean_target(what, f"is boolean (dtype {y.dtype})")
             if not pd.api.types.is_numeric_dtype(y.dtype):
                 raise TypeError(
                     f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "

@@ -35,6 +35,7 @@ from tsrnn._data import (
     WindowPlan,
     auto_window,
     check_covariate_frame,
+    check_same_index,
     check_target,
     future_index,
     is_positionless,
@@ -487,13 +488,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             return check_target(target, "y")
         if isinstance(target, pd.Series | pd.DataFrame):
             data = check_target(target, "y")
-            if isinstance(covs, pd.Series | pd.DataFrame) and not covs.index.equals(target.index):
-                if len(covs) == len(target):
-                    raise ValueError(
-                        "X and y have different indexes. Covariates must be given for the "
-                        "same time steps as the target, row by row: align them, e.g. "
-                        "X = X.reindex(y.index)."
-                    )
+            check_same_index(covs, target)
             return data
         if isinstance(covs, pd.DataFrame) and (
             isinstance(covs.index, pd.MultiIndex | pd.DatetimeIndex | pd.PeriodIndex)
@@ -1085,17 +1080,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "covariates and the new target rows."
                 )
             target, covs = y, X
-            if (
-                isinstance(target, pd.Series | pd.DataFrame)
-                and isinstance(covs, pd.Series | pd.DataFrame)
-                and len(covs) == len(target)
-                and not covs.index.equals(target.index)
-            ):
-                raise ValueError(
-                    "X_new and y_new have different indexes. Covariates must be given for the "
-                    "same time steps as the target, row by row, as in fit: align them, e.g. "
-                    "X_new = X_new.reindex(y_new.index)."
-                )
+            check_same_index(covs, target, "X_new", "y_new")
         else:
             if y is not None:
                 raise ValueError(
