@@ -205,6 +205,22 @@ def test_future_rows_before_the_data_end_are_refused_before_fitting(
     assert "--future" in err and "not after the end of the data" in err
 
 
+def test_verbose_keeps_stdout_for_the_forecast_csv(series_csv, capsys):
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "2", "-v", *FAST]
+    code, out, err = _run(argv, capsys)
+    assert code == 0
+    assert out.splitlines()[0] == "month,sales" and len(out.splitlines()) == 3
+    assert "RNNForecaster: 2 epochs" in err  # the estimator's summary, on stderr
+
+
+def test_plot_must_be_a_png_and_is_checked_before_fitting(series_csv, tmp_path, capsys):
+    out_csv = tmp_path / "fc.csv"
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "2", "-o", out_csv, *FAST]
+    for bad in ("forecast.pgn", "forecast.pdf", tmp_path):
+        assert "--plot draws a PNG file" in _fails([*argv, "--plot", bad], capsys)
+    assert not out_csv.exists()
+
+
 def test_list_datasets(capsys):
     code, out, _ = _run(["forecast", "--list-datasets"], capsys)
     assert code == 0

@@ -18,6 +18,7 @@ and exit status 2 (argparse's convention), never with a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import os
@@ -431,6 +432,9 @@ def _check_option_combinations(args):
         raise _InputError(
             "no data: give a CSV file, --dataset NAME (see --list-datasets) or --load-model PATH"
         )
+    if args.plot is not None and os.path.splitext(str(args.plot))[1].lower() != ".png":
+        # checked before any work: a fit should not be lost to a plot that cannot be written
+        raise _InputError(f"--plot draws a PNG file: give a path ending in .png, not {args.plot!r}")
     if args.load_model is not None and args.save_model is not None:
         raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
     fit_only = [
@@ -814,10 +818,13 @@ def _make_estimator(args):
 def _fit(model, X, y):
     start = time.perf_counter()
     try:
-        if X is None:
-            model.fit(y)
-        else:
-            model.fit(X, y)
+        # the estimator's verbose summary is printed: to stderr here, as every message of the
+        # command, so that stdout carries the forecast CSV alone
+        with contextlib.redirect_stdout(sys.stderr):
+            if X is None:
+                model.fit(y)
+            else:
+                model.fit(X, y)
     except (ValueError, TypeError) as exc:
         raise _InputError(f"cannot fit the model: {exc}") from None
     return time.perf_counter() - start
@@ -968,8 +975,8 @@ def _plot(history, forecast, path, *, title):
     axes[-1].set_xlabel(str(time_name) if time_name is not None else "time step")
     figure.suptitle(title)
     try:
-        figure.savefig(path, dpi=110)
-    except OSError as exc:
+        figure.savefig(path, dpi=110, format="png")
+    except (OSError, ValueError) as exc:
         raise _InputError(f"cannot write the plot to {path!r}: {exc}") from None
 
 
