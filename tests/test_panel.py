@@ -209,6 +209,10 @@ def test_panel_split_errors():
         list(PanelSplit(n_splits=5, test_size=20).split(make_panel()))
     with pytest.raises(ValueError, match="'gap' parameter"):
         list(PanelSplit(gap=-1).split(make_panel()))
+    # 'b' starts the month after 'a' ends: the first fold's test window has no trained series
+    relay = make_panel((("a", "2000-01", 40, 1.0), ("b", "2003-05", 40, 1.0)))
+    with pytest.raises(ValueError, match=r"Fold 0 of PanelSplit has no test rows.*Lower n_split"):
+        list(PanelSplit(n_splits=4, test_size=10).split(relay))
 
 
 def test_grid_search_with_panel_split():

@@ -123,6 +123,16 @@ class PanelSplit(BaseCrossValidator):
             test_mask = (t >= stamps[start]) & (t <= stamps[start + test_size - 1])
             trained_ids = pd.unique(np.asarray(ids[train_mask]))
             test_mask &= np.asarray(ids.isin(trained_ids))
+            if not test_mask.any():
+                show = pd.Index(stamps)  # the stamps as pandas shows them
+                # an empty test set would score NaN (or fail), and a NaN fold makes every
+                # candidate's mean score NaN in a search
+                raise ValueError(
+                    f"Fold {i} of PanelSplit has no test rows: no series with rows before "
+                    f"{show[start - self.gap]} has rows from {show[start]} to "
+                    f"{show[start + test_size - 1]} (the series start at different times). "
+                    "Lower n_splits, raise test_size, or drop series too short to span the folds."
+                )
             yield positions[train_mask], positions[test_mask]
 
     def get_n_splits(self, X=None, y=None, groups=None):
