@@ -367,3 +367,15 @@ def test_docstring_examples():
         result = doctest.testmod(metrics, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 8
     assert result.failed == 0
+
+
+def test_mase_refuses_a_panel_y_train():
+    index = pd.MultiIndex.from_product([["a", "b"], range(10)], names=["id", "t"])
+    panel = pd.Series(np.r_[np.arange(10.0), 100 + np.arange(10.0)], index=index)
+    with pytest.raises(ValueError, match=r"y_train is a panel.*series by series"):
+        mase_scale(panel)
+    with pytest.raises(ValueError, match="y_train is a panel"):
+        mase(panel.iloc[:2], panel.iloc[:2] + 1, y_train=panel)
+    # series by series, as the message says: each moves by 1 a step
+    per_series = panel.groupby(level=0).apply(lambda s: float(mase_scale(s)[0]))
+    np.testing.assert_allclose(per_series.to_numpy(), [1.0, 1.0])

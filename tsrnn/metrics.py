@@ -350,6 +350,14 @@ def mase_scale(y_train, *, m=1):
     array([2.33333333])
     """
     m = _check_m(m)
+    index = getattr(y_train, "index", None)
+    if isinstance(index, pd.MultiIndex) and index.get_level_values(0).nunique() > 1:
+        raise ValueError(
+            "y_train is a panel (a (series id, time) MultiIndex): its steps would be differenced "
+            "across series. Compute MASE series by series (e.g. with groupby(level=0)), or use "
+            "RNNForecaster.score or make_forecast_scorer('mase'), which scale each series on "
+            "its own."
+        )
     train = _to_2d(y_train, "y_train")
     if train.shape[0] <= m:
         raise ValueError(
