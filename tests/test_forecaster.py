@@ -877,3 +877,11 @@ def test_fit_on_cuda_and_load_on_cpu():
 def test_unfitted_predict_raises():
     with pytest.raises(NotFittedError):
         RNNForecaster().predict(3)
+
+
+def test_warmup_takes_one_name_or_several_and_names_bad_ones():
+    assert tsrnn.warmup(cells="gru", dtypes="float32") >= 0  # one name, as a list of one
+    with pytest.raises(ValueError, match=r"dtypes must be names among \['float32', 'float64'\]"):
+        tsrnn.warmup(cells=["gru"], dtypes=["float16"])
+    with pytest.raises(ValueError, match=r"cells must be names among.*got \['gruu'\]"):
+        tsrnn.warmup(cells=["gruu"])

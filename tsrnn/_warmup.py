@@ -39,6 +39,9 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     """
     import numpy as np
 
+    cells = _choices(cells, CELLS, "cells")
+    dtypes = _choices(dtypes, ("float32", "float64"), "dtypes")
+
     from tsrnn._batch_numba import train_batch
     from tsrnn._data import WindowPlan
     from tsrnn._training import Problem
@@ -82,3 +85,16 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
             if verbose:
                 print(f"warmup {cell} {name}: {time.perf_counter() - t0:.2f}s")
     return time.perf_counter() - start
+
+
+def _choices(values, allowed, name: str) -> list:
+    """``values`` as a list of allowed names; one name alone (a string) is taken as a list of
+    one, as a user writing ``warmup(cells="gru")`` means."""
+    values = [values] if isinstance(values, str) else list(values)
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValueError(
+            f"warmup's {name} must be names among {list(allowed)}, got {bad}: e.g. "
+            f"tsrnn.warmup({name}={list(allowed)[:1]})."
+        )
+    return values
