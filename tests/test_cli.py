@@ -1,5 +1,6 @@
 """Tests of the ``tsrnn`` command line (tsrnn.cli), run in-process except one subprocess."""
 
+import io
 import os
 import subprocess
 import sys
@@ -219,6 +220,17 @@ def test_plot_must_be_a_png_and_is_checked_before_fitting(series_csv, tmp_path, 
     for bad in ("forecast.pgn", "forecast.pdf", tmp_path):
         assert "--plot draws a PNG file" in _fails([*argv, "--plot", bad], capsys)
     assert not out_csv.exists()
+
+
+def test_stamps_with_daylight_saving_offsets_are_one_regular_series(tmp_path, capsys):
+    index = pd.date_range("2021-03-27", periods=72, freq="h", tz="Europe/Paris")
+    path = tmp_path / "load.csv"
+    frame = pd.DataFrame({"time": [t.isoformat() for t in index], "load": np.arange(72.0) % 24})
+    frame.to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0
+    forecast = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True)
+    assert list(forecast.index) == list(pd.date_range(index[-1], periods=3, freq="h")[1:])
 
 
 def test_list_datasets(capsys):

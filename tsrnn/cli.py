@@ -599,6 +599,12 @@ def _parse_dates(column, where):
         except (ValueError, TypeError, OverflowError):
             pass
         try:
+            # stamps with UTC offsets that change (daylight saving time): the same instants in
+            # UTC, where an hourly series stays hourly
+            return pd.DatetimeIndex(pd.to_datetime(column, utc=True), name=column.name)
+        except (ValueError, TypeError, OverflowError):
+            pass
+        try:
             # Period labels such as 1990Q1, which to_datetime does not read.
             periods = pd.PeriodIndex([pd.Period(str(value)) for value in column])
             return pd.DatetimeIndex(periods.to_timestamp(how="start"), name=column.name)
