@@ -233,6 +233,20 @@ def test_stamps_with_daylight_saving_offsets_are_one_regular_series(tmp_path, ca
     assert list(forecast.index) == list(pd.date_range(index[-1], periods=3, freq="h")[1:])
 
 
+def test_headers_that_pandas_would_rename_or_misread_are_refused(tmp_path, capsys):
+    dup = tmp_path / "dup.csv"
+    dup.write_text("month,sales,sales\n2000-01-01,1,2\n2000-02-01,3,4\n")
+    assert "names the column(s) ['sales'] more than once" in _fails(
+        ["forecast", dup, "-H", "2"], capsys
+    )
+    semi = tmp_path / "semi.csv"
+    semi.write_text("month;sales\n2000-01-01;1\n2000-02-01;3\n")
+    assert "comma-separated" in _fails(["forecast", semi, "-H", "2"], capsys)
+    last = tmp_path / "last.csv"
+    last.write_text("sales,month\n5,2000-01-01\n9,2000-02-01\n10,2000-03-01\n")
+    assert "--time-col" in _fails(["forecast", last, "-H", "2"], capsys)
+
+
 def test_list_datasets(capsys):
     code, out, _ = _run(["forecast", "--list-datasets"], capsys)
     assert code == 0

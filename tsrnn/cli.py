@@ -530,6 +530,7 @@ def _read_csv(path, args):
         raise _InputError(f"could not read {path!r} as CSV: {exc}") from None
     if frame.shape[1] == 0 or len(frame) == 0:
         raise _InputError(f"{path!r} has no data rows")
+    _check_header(path, frame)
     if args.no_time_col:
         frame.index = pd.RangeIndex(len(frame))
         return frame
@@ -541,6 +542,27 @@ def _read_csv(path, args):
         )
     index = _time_index(frame[time_col], path, args.freq)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
+
+
+def _check_header(path, frame):
+    """The header as written: pandas renames a repeated name ('sales' again becomes 'sales.1'),
+    and a file of one column whose name holds ';' was likely written with another separator."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+        header = next(csv.reader(f), [])
+    repeated = sorted({name for name in header if header.count(name) > 1})
+    if repeated:
+        raise _InputError(
+            f"{path!r} names the column(s) {repeated} more than once: give each column its own "
+            "name in the header"
+        )
+    if frame.shape[1] == 1 and ";" in str(frame.columns[0]):
+        raise _InputError(
+            f"{path!r} reads as one column named {str(frame.columns[0])!r}: tsrnn reads "
+            "comma-separated files; convert it, e.g. pandas.read_csv(path, sep=';', "
+            "decimal=',').to_csv(new_path, index=False)"
+        )
 
 
 def _time_index(column, path, freq):
@@ -568,7 +590,8 @@ def _time_index(column, path, freq):
             raise _InputError(
                 f"{where} counts steps, but not evenly: {values[bad]} is followed by "
                 f"{values[bad + 1]} (the first step is {steps[0]}); the rows must be "
-                "consecutive, equally spaced time steps in increasing order"
+                "consecutive, equally spaced time steps in increasing order (if the time is "
+                "in another column, name it with --time-col)"
             )
         step = int(steps[0]) if len(values) > 1 else 1
         return pd.RangeIndex(values[0], values[-1] + step, step, name=name)
