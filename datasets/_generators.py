@@ -84,7 +84,8 @@ def make_sine_mixture(
     noise : float, default=0.1
         Standard deviation :math:`\sigma` of the noise, >= 0.
     start : str or datetime-like, default="2000-01-01"
-        First time stamp.
+        First time stamp, rolled forward onto the ``freq`` grid as :func:`pandas.date_range`
+        does (with ``freq="W"``, weeks ending on Sunday, 2000-01-01 gives 2000-01-02).
     freq : str, default="D"
         pandas frequency alias of the index.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -188,7 +189,8 @@ def make_ar(
         largest modulus of the inverse roots (the start's influence decays like
         :math:`r^t`), at most 1,000,000.
     start : str or datetime-like, default="2000-01-01"
-        First time stamp.
+        First time stamp, rolled forward onto the ``freq`` grid as :func:`pandas.date_range`
+        does (with ``freq="W"``, weeks ending on Sunday, 2000-01-01 gives 2000-01-02).
     freq : str, default="D"
         pandas frequency alias of the index.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -327,7 +329,8 @@ def make_mackey_glass(
     noise : float, default=0.0
         Standard deviation of the observation noise, >= 0.
     start : str or datetime-like, default="2000-01-01"
-        First time stamp.
+        First time stamp, rolled forward onto the ``freq`` grid as :func:`pandas.date_range`
+        does (with ``freq="W"``, weeks ending on Sunday, 2000-01-01 gives 2000-01-02).
     freq : str, default="D"
         pandas frequency alias of the index (the stamps count samples).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -452,7 +455,8 @@ def make_lorenz(
     noise : float, default=0.0
         Standard deviation of the observation noise, >= 0.
     start : str or datetime-like, default="2000-01-01"
-        First time stamp.
+        First time stamp, rolled forward onto the ``freq`` grid as :func:`pandas.date_range`
+        does (with ``freq="W"``, weeks ending on Sunday, 2000-01-01 gives 2000-01-02).
     freq : str, default="D"
         pandas frequency alias of the index (the stamps count samples).
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None
@@ -517,6 +521,12 @@ def make_lorenz(
         x += sixth * (ax + 2.0 * bx + 2.0 * cx + dx)
         y += sixth * (ay + 2.0 * by + 2.0 * cy + dy)
         z += sixth * (az + 2.0 * bz + 2.0 * cz + dz)
+        if not math.isfinite(x + y + z):
+            raise ValueError(
+                f"{func} diverged: the Runge-Kutta step dt={dt!r} is too large for these "
+                f"parameters (the state overflowed after {k + 1} steps). Use a smaller dt, "
+                "e.g. dt=0.01 (the default)."
+            )
     if noise > 0:
         out += noise * rng.standard_normal((n, 3))
     return pd.DataFrame(out, index=index, columns=["x", "y", "z"])
@@ -570,7 +580,8 @@ def make_panel(
         on the first step; ``"random"``: each starts at a random step that keeps it inside the
         calendar.
     start : str or datetime-like, default="2000-01-01"
-        First time stamp of the calendar.
+        First time stamp of the calendar, rolled forward onto the ``freq`` grid as
+        :func:`pandas.date_range` does.
     freq : str, default="D"
         pandas frequency alias of the calendar.
     random_state : int, numpy.random.Generator, numpy.random.RandomState or None, default=None

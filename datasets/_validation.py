@@ -127,6 +127,24 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
             freq,
             "Use an offset alias such as 'D', 'h', '30min', 'MS' (month start) or 'QS'.",
         )
+    if offset.n <= 0:  # '0D' repeats one stamp, '-1D' runs backwards in time
+        _fail(
+            ValueError,
+            func,
+            "freq",
+            "a frequency that moves forward in time",
+            freq,
+            "Use a positive multiple, e.g. 'D' or '2h'.",
+        )
+    if isinstance(start, (numbers.Number, np.number)):
+        _fail(
+            TypeError,
+            func,
+            "start",
+            "a date, not a number (pandas reads a number as nanoseconds since 1970-01-01)",
+            start,
+            "Use e.g. start='2000-01-01'.",
+        )
     try:
         first = pd.Timestamp(start)
     except (TypeError, ValueError):

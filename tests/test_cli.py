@@ -233,6 +233,16 @@ def test_stamps_with_daylight_saving_offsets_are_one_regular_series(tmp_path, ca
     assert list(forecast.index) == list(pd.date_range(index[-1], periods=3, freq="h")[1:])
 
 
+def test_file_without_time_column_forecasts_numbered_steps(tmp_path, capsys):
+    path = tmp_path / "counts.csv"
+    pd.DataFrame({"count": np.arange(40.0) % 5}).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--no-time-col", "-H", "3", *FAST], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == "step,count"  # the step column is named, not blank
+    forecast = pd.read_csv(io.StringIO(out), index_col="step")
+    assert list(forecast.index) == [40, 41, 42] and np.isfinite(forecast["count"]).all()
+
+
 def test_headers_that_pandas_would_rename_or_misread_are_refused(tmp_path, capsys):
     dup = tmp_path / "dup.csv"
     dup.write_text("month,sales,sales\n2000-01-01,1,2\n2000-02-01,3,4\n")

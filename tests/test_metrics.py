@@ -177,6 +177,21 @@ def test_rejects_bad_multioutput():
         smape([[1.0, 2.0]], [[1.0, 2.0]], multioutput=[1.0])
 
 
+@pytest.mark.parametrize("weights", [[1.0, np.nan], [2.0, -1.0], [0.0, 0.0], [np.inf, 1.0]])
+@pytest.mark.parametrize("metric", [mae, rmse, smape])
+def test_rejects_nan_negative_or_zero_sum_multioutput_weights(metric, weights):
+    with pytest.raises(ValueError, match="finite and >= 0, with a positive sum"):
+        metric([[1.0, 2.0], [2.0, 3.0]], [[1.5, 2.0], [2.0, 4.0]], multioutput=weights)
+    assert np.isfinite(metric([[1.0, 2.0]], [[1.5, 2.0]], multioutput=[0.0, 1.0]))
+
+
+def test_mase_refuses_m_beside_a_given_scale():
+    # The scale already holds its period; m beside it used to be ignored without a word.
+    with pytest.raises(ValueError, match=r"m=12 is only used with y_train.*Drop m"):
+        mase([1.0], [2.0], scale=0.5, m=12)
+    assert mase([1.0], [2.0], scale=0.5, m=1) == pytest.approx(2.0)
+
+
 def test_mase_argument_checks():
     with pytest.raises(ValueError, match="exactly one of them; got neither"):
         mase([1.0], [1.0])

@@ -209,6 +209,14 @@ def test_panel_split_errors():
         list(PanelSplit(n_splits=5, test_size=20).split(make_panel()))
     with pytest.raises(ValueError, match="'gap' parameter"):
         list(PanelSplit(gap=-1).split(make_panel()))
+    # a gap that is what leaves too few stamps is named in the fix
+    n_times = make_panel().index.get_level_values(1).nunique()
+    with pytest.raises(ValueError, match=r"with gap=.*Lower n_splits or test_size or gap\."):
+        list(PanelSplit(n_splits=1, test_size=n_times - 1, gap=1).split(make_panel()))
+    # booleans are not counts (True would silently mean one fold)
+    for params in ({"n_splits": True}, {"gap": False}, {"test_size": True}):
+        with pytest.raises(ValueError, match=f"'{next(iter(params))}' parameter"):
+            list(PanelSplit(**params).split(make_panel()))
     # 'b' starts the month after 'a' ends: the first fold's test window has no trained series
     relay = make_panel((("a", "2000-01", 40, 1.0), ("b", "2003-05", 40, 1.0)))
     with pytest.raises(ValueError, match=r"Fold 0 of PanelSplit has no test rows.*Lower n_split"):

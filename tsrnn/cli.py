@@ -532,7 +532,7 @@ def _read_csv(path, args):
         raise _InputError(f"{path!r} has no data rows")
     _check_header(path, frame)
     if args.no_time_col:
-        frame.index = pd.RangeIndex(len(frame))
+        frame.index = pd.RangeIndex(len(frame), name="step")  # the output CSV's first header
         return frame
     time_col = frame.columns[0] if args.time_col is None else args.time_col
     if time_col not in frame.columns:

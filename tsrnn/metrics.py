@@ -4,7 +4,8 @@ Every metric takes ``(y_true, y_pred)``: NumPy arrays, ``pd.Series`` or ``pd.Dat
 are time steps, columns are target variables. With several columns the metric is computed per
 column and then averaged with equal weights (``multioutput='uniform_average'``, as in
 scikit-learn); ``multioutput='raw_values'`` returns one value per column and an array of
-weights gives a weighted average.
+weights gives a weighted average (finite weights >= 0 with a positive sum; scikit-learn
+would take NaN or negative ones, which give a NaN or a meaningless score).
 
 ``y_true`` and ``y_pred`` must have the same number of rows (a 1-D array and a one-column 2-D
 array count as the same shape). They are compared row by row, never aligned: when both are
@@ -158,6 +159,11 @@ def _check_multioutput(multioutput, n_outputs):
         raise ValueError(
             f"multioutput weights must have one entry per target column ({n_outputs}); got "
             f"shape {weights.shape}."
+        )
+    if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+        raise ValueError(
+            "multioutput weights must be finite and >= 0, with a positive sum (they weight "
+            f"each target column's score in the average); got {multioutput!r}."
         )
     return weights
 
@@ -394,7 +400,9 @@ def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_
     y_train : array-like, pd.Series or pd.DataFrame of shape (n_train, n_targets), optional
         The training series, with the same target columns; the scale is computed from it.
     m : int, default=1
-        Seasonal period of the naive forecast that defines the scale (used with ``y_train``).
+        Seasonal period of the naive forecast that defines the scale, with ``y_train`` only:
+        a given ``scale`` already holds its period, and another ``m`` beside it is a
+        ``ValueError``.
     scale : float or array-like of shape (n_targets,), optional
         A precomputed scale, e.g. the ``mase_scale_`` of a fitted forecaster.
     multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
@@ -430,6 +438,11 @@ def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_
                 "pass the training data of the same target columns."
             )
     else:
+        if not (isinstance(m, numbers.Integral) and not isinstance(m, bool) and m == 1):
+            raise ValueError(
+                f"m={m!r} is only used with y_train: a given scale already holds the seasonal "
+                "period it was computed with, e.g. scale=mase_scale(y_train, m=12). Drop m."
+            )
         train_scale = _check_scale(scale, n_outputs)
     errors = mean_absolute_error(true, pred, multioutput="raw_values")
     zero = train_scale == 0

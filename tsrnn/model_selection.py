@@ -57,13 +57,15 @@ class PanelSplit(BaseCrossValidator):
     def _check_params(self):
         for name, low in (("n_splits", 1), ("gap", 0)):
             value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or value < low:
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
                 raise ValueError(
                     f"The '{name}' parameter of PanelSplit must be an int >= {low}. Got "
                     f"{value!r} instead."
                 )
         if self.test_size is not None and (
-            not isinstance(self.test_size, numbers.Integral) or self.test_size < 1
+            isinstance(self.test_size, bool)
+            or not isinstance(self.test_size, numbers.Integral)
+            or self.test_size < 1
         ):
             raise ValueError(
                 "The 'test_size' parameter of PanelSplit must be an int >= 1 or None. Got "
@@ -113,7 +115,8 @@ class PanelSplit(BaseCrossValidator):
             raise ValueError(
                 f"The panel has {n_times} distinct time stamps, too few for n_splits="
                 f"{self.n_splits} test folds of test_size={test_size} with gap={self.gap} "
-                f"(at least {need} are needed). Lower n_splits or test_size."
+                f"(at least {need} are needed). Lower n_splits or test_size"
+                f"{' or gap' if self.gap else ''}."
             )
         t = np.asarray(times)
         positions = np.arange(len(index))

@@ -254,6 +254,10 @@ BAD = [
     ),
     (make_ar, {"freq": None}, ValueError, r"'freq' parameter of make_ar"),
     (make_ar, {"start": "not a date"}, ValueError, r"'start' parameter of make_ar"),
+    (make_ar, {"freq": "0D"}, ValueError, r"'freq'.*moves forward in time.*Got '0D'"),
+    (make_ar, {"freq": "-1D"}, ValueError, r"'freq'.*moves forward in time.*Got '-1D'"),
+    (make_ar, {"start": 5}, TypeError, r"'start'.*a date, not a number.*nanoseconds"),
+    (make_panel, {"start": 2000}, TypeError, r"'start' parameter of make_panel.*not a number"),
     (
         make_sine_mixture,
         {"periods": (12, 1.5)},
@@ -302,6 +306,12 @@ BAD = [
     ),
     (make_lorenz, {"rho": float("inf")}, ValueError, r"'rho' parameter of make_lorenz"),
     (
+        make_lorenz,
+        {"dt": 1.0, "burn_in": 0.0, "random_state": 0},
+        ValueError,
+        r"make_lorenz diverged: the Runge-Kutta step dt=1\.0 is too large.*smaller dt",
+    ),
+    (
         make_panel,
         {"min_length": 50, "max_length": 10},
         ValueError,
@@ -342,3 +352,11 @@ def test_panel_without_season_or_noise_is_a_straight_line_per_series():
         steps = np.diff(series.to_numpy())
         assert np.allclose(steps, steps[0], rtol=0, atol=1e-9 * abs(series).max())
     assert math.isfinite(y.sum())
+
+
+def test_start_is_rolled_onto_the_frequency_grid_as_documented():
+    # 2000-01-01 is a Saturday: weekly stamps ending on Sunday start the next day, as in
+    # pandas.date_range (the generators' docstrings say so).
+    y = make_ar(3, start="2000-01-01", freq="W", random_state=0)
+    assert y.index[0] == pd.Timestamp("2000-01-02")
+    assert y.index.equals(pd.date_range("2000-01-01", periods=3, freq="W", name="time"))
