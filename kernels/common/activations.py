@@ -6,7 +6,9 @@ more than the recurrent product itself. In float32 we therefore evaluate ``exp``
 Cody-Waite range reduction ``x = n ln2 + r`` with ``|r| <= ln2/2``, a degree-7 Taylor
 polynomial for ``e^r`` (truncation below 1e-8 relative) and ``2^n`` built from its exponent
 bits. ``sigmoid(x) = 1 / (1 + e^-x)`` and ``tanh(x) = 2 sigmoid(2x) - 1`` follow, accurate to
-a few float32 ulps (absolute error below 2e-7 for tanh). float64 keeps libm's functions.
+a few float32 ulps (absolute error below 2e-7 for tanh). Above 88.4 ``exp`` overflows to inf
+(float32's largest value is ``e^88.72``), so ``sigmoid`` reaches 0 and ``tanh`` -1 exactly, as
+with libm. float64 keeps libm's functions.
 
 :func:`vexp`, :func:`vsigmoid` and :func:`vtanh` are the same evaluations on whole SIMD
 vectors (:class:`~tsrnn.kernels.common.numba_simd.Vec`), for the float32 gate passes of the
@@ -45,6 +47,11 @@ NONLINEARITIES = {"tanh": TANH, "relu": RELU}
 _LOG2E = 1.4426950408889634
 _LN2_HI = 0.693145751953125  # ln 2 split so that n * _LN2_HI is exact in float32
 _LN2_LO = 1.428606765330187e-06
+# The upper clamp: past float32's largest finite value (e**88.72), so that 2**n is 2**128, whose
+# exponent bits are those of inf, and exp overflows to inf as libm's does. Clamped at 88 it
+# stopped at 1.65e38, and sigmoid(-1e37) gave 6e-39 instead of 0: enough, times a GRU's huge
+# recurrent pre-activation, to move its output (a weight of 1e38, as a diverged fit has).
+_EXP_HI = 89.0
 
 
 @intrinsic
@@ -64,8 +71,9 @@ def fast_exp(x):
 def _fast_exp_overload(x):
     if isinstance(x, types.Float) and x.bitwidth == 32:
         log2e, hi, lo = np.float32(_LOG2E), np.float32(_LN2_HI), np.float32(_LN2_LO)
-        lo_clamp, hi_clamp = np.float32(-87.0), np.float32(88.0)
+        lo_clamp, hi_clamp = np.float32(-87.0), np.float32(_EXP_HI)
         c0, c1, c2, c3, c4, c5, c6, c7 = (np.float32(1.0 / math.factorial(k)) for k in range(8))
+        two = np.float32(2.0)
 
         def impl(x):
             v = min(max(x, lo_clamp), hi_clamp)
@@ -80,8 +88,10 @@ def _fast_exp_overload(x):
             p = p * r + c2
             p = p * r + c1
             p = p * r + c0
-            scale = _float32_from_bits(np.int32((n + 127) << 23))
-            out = p * scale
+            # 2**n as 2**(n-1) * 2: normal for every n the clamps allow ([-125, 128]), and
+            # e**x near float32's largest value stays finite (p < 1 there) or overflows to inf
+            scale = _float32_from_bits(np.int32((n + 126) << 23))
+            out = (p * scale) * two
             # NaN in, NaN out (the clamp above would otherwise hide it).
             return out if x == x else x
 
@@ -158,7 +168,7 @@ _C = tuple(_F32(1.0 / math.factorial(k)) for k in range(8))
 @njit(inline="always")
 def vexp(x):
     """:func:`fast_exp` of each lane of a float32 vector."""
-    v = vclamp(x, vsplat(x, _F32(-87.0)), vsplat(x, _F32(88.0)))
+    v = vclamp(x, vsplat(x, _F32(-87.0)), vsplat(x, _F32(_EXP_HI)))
     n = vfloor(vmuladd(v, vsplat(x, _F32(_LOG2E)), vsplat(x, _F32(0.5))))
     r = vmuladd(n, vsplat(x, _F32(-_LN2_HI)), v)
     r = vmuladd(n, vsplat(x, _F32(-_LN2_LO)), r)

@@ -319,15 +319,16 @@ def vclamp(typingctx, x, lo, hi):
 
 @intrinsic
 def vscalef(typingctx, p, n):
-    """``p * 2**n`` elementwise for float32 lanes, ``n`` holding integers in [-126, 127] or
-    NaN (NaN out).
+    """``p * 2**n`` elementwise for float32 lanes, ``n`` holding integers in [-125, 128] or
+    NaN (NaN out); past float32's largest value the product overflows to inf.
 
     With AVX-512 one ``vscalefps`` a vector (the group's vectors one by one); else ``2**n``
-    built from its exponent bits, multiplied in, and NaN put back where ``n`` is NaN: six
-    operations. The products are the same (multiplying by a power of two is exact in the
-    normal range). In the gate passes' ``exp`` (:func:`~tsrnn.kernels.common.activations.vexp`),
-    with the NaN-keeping :func:`vclamp` (which spares ``exp`` a final NaN check): the GRU's gate
-    pass alone (groups, 8 rows of H = 64, one thread) 19.2 against 22.6 ns per vector, with
+    built from its exponent bits, multiplied in, and NaN put back where ``n`` is NaN: seven
+    operations (``2**n`` as ``2**(n-1)`` times 2, so that both factors are normal). The
+    products are the same (multiplying by a power of two is exact in the normal range). In
+    the gate passes' ``exp`` (:func:`~tsrnn.kernels.common.activations.vexp`), with the
+    NaN-keeping :func:`vclamp` (which spares ``exp`` a final NaN check): the GRU's gate pass
+    alone (groups, 8 rows of H = 64, one thread) 19.2 against 22.6 ns per vector, with
     bitwise the same results; in the whole GRU forward (alternated calls, electricity shape,
     2 threads) 0.96-1.01x, within the noise.
     """
@@ -341,9 +342,11 @@ def vscalef(typingctx, p, n):
         vt = p.type
         it = ir.VectorType(ir.IntType(32), vt.count)
         i = builder.fptosi(n, it)  # poison for NaN lanes: not selected below
-        i = builder.add(i, ir.Constant(it, [127] * vt.count))
+        # 2**n as 2**(n-1) * 2, both factors normal for n in [-125, 128]
+        i = builder.add(i, ir.Constant(it, [126] * vt.count))
         i = builder.shl(i, ir.Constant(it, [23] * vt.count))
         scaled = builder.fmul(p, builder.bitcast(i, vt))
+        scaled = builder.fmul(scaled, ir.Constant(vt, [2.0] * vt.count))
         return builder.select(builder.fcmp_ordered("ord", n, n), scaled, n)
 
     return p(p, n), codegen

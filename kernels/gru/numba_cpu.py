@@ -244,9 +244,12 @@ def _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, res
     """Step ``t`` of the block of rows ``b0 .. b0+nr-1``, its scratch ``xh``, ``gh``, ``gxn``."""
     H = out.shape[2]
     I = xin.shape[2]
+    infinite = False
     for r in range(nr):
         for i in range(I):
-            xh[r, i] = xin[t, b0 + r, i]
+            v = xin[t, b0 + r, i]
+            xh[r, i] = v
+            infinite |= abs(v) == np.inf
         for j in range(w_c.shape[1]):
             gh[r, j] = b_c[j]
         for j in range(w_n.shape[1]):
@@ -258,11 +261,28 @@ def _forward_step(gx, xin, w_c, b_c, w_n, b_n, out, gates, ghn, w_o, b_o, y, res
             for j in range(H):
                 gxn[r, j] += gx[t, b0 + r, 2 * H + j]
     rows_matmul_add(xh, w_c, gh, nr)  # gh = b_c + [x, h] @ w_c
+    if infinite:
+        _n_columns_without_inputs(xh, w_c, b_c, gh, I, H, nr)
     if I > 0:
         rows_matmul_add(xh, w_n, gxn, nr)  # gxn = b_n + x @ w_n (xh's first I columns)
     _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save)
     if w_o.shape[0] > 0:
         head_rows(xh, I, w_o, b_o, y, resid, t, b0, nr)
+
+
+@njit
+def _n_columns_without_inputs(xh, w_c, b_c, gh, I, H, nr):
+    """The n columns of ``gh`` again, ``b_hh + W_hn h``, from the state's rows of ``w_c`` only.
+
+    ``w_c``'s input rows are zero in the n columns, and the product adds ``x * 0`` there: 0,
+    but NaN where an input is infinite, which torch's separate products never form. Only for
+    steps with an infinite input, so a rare, slow path."""
+    for r in range(nr):
+        for j in range(2 * H, 3 * H):
+            acc = b_c[j]
+            for k in range(H):
+                acc += xh[r, I + k] * w_c[I + k, j]
+            gh[r, j] = acc
 
 
 def _forward_args(x, w_ih, b_ih, w_hh, b_hh, dtype):

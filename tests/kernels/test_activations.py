@@ -66,6 +66,10 @@ def _inputs():
                 -86.0,
                 88.5,
                 -88.5,
+                88.7,
+                -88.7,
+                88.8,
+                -88.8,
                 200.0,
                 -200.0,
                 np.inf,
@@ -89,15 +93,21 @@ def test_float32_activations_match_float64(form):
         want_exp = np.exp(x64)
     want_sig = 1 / (1 + np.exp(-x64))
     want_tanh = np.tanh(x64)
-    # exp within a few ulps where it is in float32's normal range (inputs clamped to [-87, 88])
+    # exp within a few ulps where it is in float32's normal range (inputs clamped to [-87, 89])
     normal = finite & (np.abs(x64) <= 86)
     np.testing.assert_allclose(got[0, normal], want_exp[normal], rtol=1e-6)
     np.testing.assert_allclose(got[1, finite], want_sig[finite], rtol=0, atol=2e-7)
     np.testing.assert_allclose(got[2, finite], want_tanh[finite], rtol=0, atol=2e-7)
-    # saturation at the infinities (exp's input is clamped to [-87, 88], so sigmoid(-inf) is
-    # 1 / (1 + e^88), a subnormal); NaN in, NaN out (fastmath keeps NaN semantics)
+    # exp near float32's largest value (e^88.72): finite below it, inf above, as libm's
+    top = finite & (np.abs(x64) > 86) & (x64 > 0)
+    near = top & (x64 < 88.72)
+    np.testing.assert_allclose(got[0, near], want_exp[near], rtol=1e-6)
+    assert (got[0, top & (x64 > 88.73)] == np.inf).all() and got[0, x64 == np.inf] == np.inf
+    # saturation: sigmoid reaches exactly 0 once e^-x overflows (a subnormal floor used to
+    # leak into a GRU's n gate next to a huge recurrent pre-activation), tanh exactly -1 and 1;
+    # NaN in, NaN out (fastmath keeps NaN semantics)
     assert got[1, x64 == np.inf] == 1.0
-    assert 0.0 <= got[1, x64 == -np.inf] < 1e-37
+    assert (got[1, x64 <= -88.8] == 0.0).all() and got[1, x64 == -np.inf] == 0.0
     assert got[2, x64 == np.inf] == 1.0
     assert got[2, x64 == -np.inf] == -1.0
     assert np.isnan(got[:, np.isnan(x64)]).all()

@@ -141,3 +141,43 @@ def test_projection_in_the_time_loop_matches_projecting_first(cell, nonlinearity
     fused = nb.forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0, **opts)
     for a, b in zip((sep[0], *sep[3]), (fused[0], *fused[3])):
         torch.testing.assert_close(a, b, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("H", [3, 20])
+@pytest.mark.parametrize(("cell", "nonlinearity"), CASES, ids=["rnn_tanh", "rnn_relu", "gru",
+                                                               "lstm"])
+def test_infinite_input_saturates_the_gates_as_torch_does(cell, nonlinearity, H, dtype):
+    """An infinite input gives infinite pre-activations, which the gates saturate: torch's
+    outputs stay finite. The GRU's in-loop projection once added ``inf * 0`` (NaN) to the n
+    gate's recurrent part, from the zero input rows of its stacked weights."""
+    gen = torch.Generator().manual_seed(11)
+    T, B, I = 4, 3, 2
+    _, w_hh, b_hh, h0, c0 = _inputs(cell, T, B, H, dtype, gen)
+    x = torch.randn(T, B, I, dtype=dtype, generator=gen)
+    x[1, 0, 0], x[2, 2, 1] = float("inf"), float("-inf")
+    w_ih = torch.randn(GATES[cell] * H, I, dtype=dtype, generator=gen)
+    b_ih = torch.randn(GATES[cell] * H, dtype=dtype, generator=gen)
+    opts = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
+    gx = torch.nn.functional.linear(x, w_ih, b_ih)
+    want = get_kernel(cell, "torch").forward(gx, w_hh, b_hh, h0, c0, **opts)
+    got = get_kernel(cell, "numba").forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0, **opts)
+    if cell == "rnn" and nonlinearity == "relu":
+        assert torch.isinf(want[0]).any()  # relu does not saturate: inf on both sides
+    else:
+        assert torch.isfinite(want[0]).all()
+    torch.testing.assert_close(got[0], want[0], **TOL[dtype], equal_nan=True)
+
+
+@pytest.mark.parametrize("cell", ["gru", "lstm"])
+def test_float32_sigmoid_reaches_zero_beside_huge_preactivations(cell):
+    """A huge recurrent weight (a diverged fit's) drives the gates to exactly 0 or 1. float32
+    ``sigmoid`` once stopped at 6e-39, which times a GRU's ~1e37 recurrent n-gate part moved
+    the output by 0.03."""
+    gen = torch.Generator().manual_seed(12)
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, 4, 2, 20, torch.float64, gen)
+    w_hh = w_hh * 1e37
+    want = get_kernel(cell, "torch").forward(gx, w_hh, b_hh, h0, c0)[0]
+    args = [None if a is None else a.float() for a in (gx, w_hh, b_hh, h0, c0)]
+    got = get_kernel(cell, "numba").forward(*args)[0]
+    torch.testing.assert_close(got.double(), want, rtol=0, atol=1e-5)
