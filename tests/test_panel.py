@@ -150,6 +150,66 @@ def test_panel_with_covariates():
     assert np.isfinite(model.score(X.loc[test.index], test))
 
 
+def test_score_with_covariates_pairs_x_and_y_by_index_or_takes_arrays_in_x_order():
+    panel = make_panel()
+    X = pd.DataFrame(
+        {"month": panel.index.get_level_values(1).month.astype(float)}, index=panel.index
+    )
+    test = panel.groupby(level=0).tail(3)
+    model = RNNForecaster(**TINY).fit(X.drop(test.index), panel.drop(test.index))
+    x_test = X.loc[test.index]
+    want = model.score(x_test, test)
+    order = ["c", "a", "b"]
+    assert model.score(x_test.loc[order], test.loc[order]) == pytest.approx(want)
+    # X in another series order than y: forecasts and truths would be paired across series
+    with pytest.raises(ValueError, match=r"X and y have different indexes.*align them"):
+        model.score(x_test.loc[order], test)
+    # an array or a list y is taken row for row with X (it has no index to check)
+    assert model.score(x_test, test.to_numpy()) == pytest.approx(want)
+    assert model.score(x_test, test.tolist()) == pytest.approx(want)
+
+
+def test_panel_messages_name_the_fix_that_fits_a_panel():
+    panel = make_panel()
+    dup = pd.concat([panel, panel.iloc[[45]]]).sort_index()
+    with pytest.raises(ValueError, match=r"duplicated.*y = y\.groupby\(level=\[0, 1\]\)\.mean"):
+        RNNForecaster(**TINY).fit(dup)
+    swapped = panel.swaplevel().sort_index()
+    with pytest.raises(ValueError, match=r"time stamps first.*y = y\.swaplevel\(\)\.sort_index"):
+        RNNForecaster(**TINY).fit(swapped)
+    gap = panel.drop(panel.index[45])  # one month of 'b' missing
+    with pytest.raises(
+        ValueError, match=r"series 'b'.*regular frequency.*s\.droplevel\(0\)\.asfreq\('MS'\)"
+    ):
+        RNNForecaster(**TINY).fit(gap)
+    ids = pd.MultiIndex.from_arrays([[7] * 12 + [8] * 12, list(range(12)) + list(range(0, 24, 2))])
+    with pytest.raises(ValueError, match=r"series 8 steps by 2 .* series 7 by 1"):
+        RNNForecaster(**TINY).fit(pd.Series(np.arange(24.0), index=ids))
+    short = pd.Series(
+        np.arange(13.0), index=pd.MultiIndex.from_arrays([[7] * 12 + [9], range(13)])
+    )
+    with pytest.raises(ValueError, match=r"Series 9 of y is too short.*smaller horizon") as info:
+        RNNForecaster(**TINY, early_stopping=False).fit(short)
+    assert "early_stopping" not in str(info.value)  # it is off already
+
+
+def test_panel_covariates_from_a_pipeline_without_pandas_output_say_how():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    panel = make_panel()
+    X = pd.DataFrame(
+        {"month": panel.index.get_level_values(1).month.astype(float)}, index=panel.index
+    )
+    test = panel.groupby(level=0).tail(3)
+    pipe = make_pipeline(StandardScaler(), RNNForecaster(**TINY))
+    pipe.fit(X.drop(test.index), panel.drop(test.index))
+    with pytest.raises(TypeError, match=r"set_output\(transform='pandas'\)"):
+        pipe.predict(X.loc[test.index])
+    pipe.set_output(transform="pandas").fit(X.drop(test.index), panel.drop(test.index))
+    assert pipe.predict(X.loc[test.index]).index.equals(test.index)
+
+
 def test_window_plan_matches_brute_force_enumeration():
     offsets = np.array([0, 40, 70, 76])
     window, horizon, lead = 5, 2, 3

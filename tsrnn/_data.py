@@ -186,21 +186,34 @@ def _index_kind(index: pd.Index) -> str:
     )
 
 
-def _check_sorted_unique(index: pd.Index, what: str) -> None:
+def label(value):
+    """A series id as messages show it: NumPy scalars as plain Python values (99, not
+    ``np.int64(99)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _argument(what: str) -> str:
+    """The argument a message's ``what`` names ('y', 'X', 'X_new'), for the fix it suggests."""
+    return what.split(" ")[0].rstrip(":")
+
+
+def _check_sorted_unique(index: pd.Index, what: str, panel: bool = False) -> None:
+    name = _argument(what)
     if not index.is_unique:
         dup = index[index.duplicated()][:3].tolist()
+        level = "[0, 1]" if panel else "0"
         raise ValueError(
             f"{what} has duplicated time stamps (e.g. {dup}). Each row must be one time step: "
-            "aggregate duplicates first, e.g. y.groupby(level=0).mean()."
+            f"aggregate duplicates first, e.g. {name} = {name}.groupby(level={level}).mean()."
         )
     if not index.is_monotonic_increasing:
         raise ValueError(
             f"{what} has an unsorted time index. Rows must be consecutive time steps in "
-            "increasing order: sort them with y.sort_index()."
+            f"increasing order: sort them with {name} = {name}.sort_index()."
         )
 
 
-def _infer_freq(index: pd.Index, what: str) -> str:
+def _infer_freq(index: pd.Index, what: str, panel: bool = False) -> str:
     """The frequency string of a datetime/period index that must be regular."""
     if isinstance(index, pd.PeriodIndex):
         freq = index.freqstr
@@ -225,12 +238,40 @@ def _infer_freq(index: pd.Index, what: str) -> str:
         freq = pd.infer_freq(index)
     freq = getattr(freq, "freqstr", freq)
     if freq is None:
+        name, guess = _argument(what), _local_freq(index)
         raise ValueError(
             f"{what} has a DatetimeIndex without a regular frequency (pd.infer_freq found "
             "none: time steps are missing or uneven). Put it on a regular grid, e.g. "
-            "y = y.asfreq('D') (then fill the new NaNs), or y.resample('MS').mean()."
+            + _regular_grid_fix(name, guess or "D", panel, guessed=guess is not None)
         )
     return freq
+
+
+def _regular_grid_fix(name: str, freq: str, panel: bool, guessed: bool) -> str:
+    """The message's suggested fix: put the series (each series of a panel) on ``freq``'s grid."""
+    which = "" if guessed else f" (with your data's frequency in place of {freq!r})"
+    if panel:
+        return (
+            f"{name} = {name}.groupby(level=0).apply(lambda s: s.droplevel(0).asfreq({freq!r})), "
+            f"then fill the new NaNs{which}."
+        )
+    return (
+        f"{name} = {name}.asfreq({freq!r}) (then fill the new NaNs), or "
+        f"{name}.resample({freq!r}).mean(){which}."
+    )
+
+
+def _local_freq(index: pd.DatetimeIndex) -> str | None:
+    """The frequency of the index's first or last few stamps, where regular: the grid an
+    irregular index most likely lost stamps from (for the message's suggested fix)."""
+    for part in (index[:4], index[-4:], index[:3], index[-3:]):
+        if len(part) >= 3:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                freq = pd.infer_freq(part)
+            if freq is not None:
+                return getattr(freq, "freqstr", freq)
+    return None
 
 
 def as_offset(freq: str):
@@ -267,19 +308,22 @@ class TimeAxis:
     name: object = None  # the index name
 
 
-def check_time_index(index: pd.Index, what: str, freq: str | None = None) -> TimeAxis:
+def check_time_index(
+    index: pd.Index, what: str, freq: str | None = None, panel: bool = False
+) -> TimeAxis:
     """Validate one series' time index and describe it.
 
-    ``freq``, when given, is the frequency the index must follow (panels share one).
+    ``freq``, when given, is the frequency the index must follow (panels share one);
+    ``panel``: the index is one series' part of a panel's (for the messages' fixes).
     """
     kind = _index_kind(index)
-    _check_sorted_unique(index, what)
+    _check_sorted_unique(index, what, panel)
     if kind == "range":
         return TimeAxis("range", None, _range_step(index, what), index.name)
     if kind == "datetime" and freq is not None and len(index) < 3 and index.freq is None:
         own = freq
     else:
-        own = _infer_freq(index, what)
+        own = _infer_freq(index, what, panel)
     if freq is not None and as_offset(own) != as_offset(freq):
         raise ValueError(
             f"{what} has frequency {own!r} but the other series have {freq!r}. All series of a "
@@ -439,8 +483,17 @@ def panel_blocks(index: pd.MultiIndex, what: str):
             f"{what} has a MultiIndex with {index.nlevels} levels. A panel needs exactly two: "
             "(series id, time). Combine the id levels into one, or drop the extra level."
         )
-    codes = index.codes[0]
     ids_in_order = index.get_level_values(0)
+    if isinstance(ids_in_order, pd.DatetimeIndex | pd.PeriodIndex) and not isinstance(
+        index.get_level_values(1), pd.DatetimeIndex | pd.PeriodIndex
+    ):
+        name = _argument(what)
+        raise ValueError(
+            f"{what}'s MultiIndex has the time stamps first and the series ids second "
+            f"(levels {list(index.names)}). A panel is indexed (series id, time): swap the "
+            f"levels, e.g. {name} = {name}.swaplevel().sort_index()."
+        )
+    codes = index.codes[0]
     # contiguous blocks of one id each
     change = np.flatnonzero(np.diff(codes) != 0) + 1
     starts = np.concatenate([[0], change])
@@ -448,7 +501,8 @@ def panel_blocks(index: pd.MultiIndex, what: str):
     if len(np.unique(block_codes)) != len(block_codes) or (codes < 0).any():
         raise ValueError(
             f"{what}'s rows of one series are not contiguous (or a series id is missing). "
-            "Sort the panel with y.sort_index() so each series' rows follow each other."
+            f"Sort the panel with {_argument(what)}.sort_index() so each series' rows follow "
+            "each other."
         )
     offsets = np.concatenate([starts, [len(index)]]).astype(np.int64)
     return ids_in_order[starts], offsets
@@ -498,17 +552,25 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
             if freq is None:
                 k = int(np.argmax(np.diff(offsets)))
                 seg = times[offsets[k] : offsets[k + 1]]
-                probe = check_time_index(seg, f"{what} (series {ids[k]!r})")
+                probe = check_time_index(seg, f"{what} (series {label(ids[k])!r})", panel=True)
                 freq = probe.freq
             for k in range(len(ids)):
                 seg = times[offsets[k] : offsets[k + 1]]
                 seg = seg.rename(y.index.names[1])
-                axis_k = check_time_index(seg, f"{what} (series {ids[k]!r})", freq)
+                axis_k = check_time_index(
+                    seg, f"{what} (series {label(ids[k])!r})", freq, panel=True
+                )
                 axis = axis_k if axis is None else axis
-                if axis_k.kind != axis.kind or axis_k.step != axis.step:
+                if axis_k.kind != axis.kind:
                     raise ValueError(
-                        f"{what}: series {ids[k]!r} has a different kind of time index than "
-                        f"series {ids[0]!r}. Use one index type for all series."
+                        f"{what}: series {label(ids[k])!r} has a different kind of time index "
+                        f"than series {label(ids[0])!r}. Use one index type for all series."
+                    )
+                if axis_k.step != axis.step:
+                    raise ValueError(
+                        f"{what}: series {label(ids[k])!r} steps by {axis_k.step} in its "
+                        f"integer time but series {label(ids[0])!r} by {axis.step}. All series "
+                        "of a panel must share one step: renumber them."
                     )
                 indexes.append(seg)
             return SeriesData(

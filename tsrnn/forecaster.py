@@ -39,6 +39,7 @@ from tsrnn._data import (
     check_target,
     future_index,
     is_positionless,
+    label,
     mase_scale,
     n_valid_rows,
     panel_blocks,
@@ -541,19 +542,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             return
         k = int(short[0])
         n = int(data.lengths[k])
-        which = "y" if data.ids is None else f"Series {data.ids[k]!r} of y"
+        which = "y" if data.ids is None else f"Series {label(data.ids[k])!r} of y"
         valid = (
             f" plus {int(n_valid[k])} for early stopping's validation part"
             if self.early_stopping
             else ""
         )
         wname = "window='auto' gives " if self.window == "auto" else "window="
+        fixes = "a smaller horizon, or early_stopping=False" if valid else "or a smaller horizon"
         raise ValueError(
             f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
             f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
             f"least {window + H}{valid}, i.e. {int(need[k])}. Pass a longer series, use a "
-            "smaller window (window='auto' adapts to short series), a smaller horizon, or "
-            "early_stopping=False."
+            f"smaller window (window='auto' adapts to short series), {fixes}."
         )
 
     def _train(self, prep) -> dict:
@@ -829,6 +830,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "This model was fitted on a panel (a (series id, time) MultiIndex): X must be "
                 "a pandas object with the same two-level index, giving the future rows of each "
                 "series, or use predict(h)."
+                + (
+                    " In a Pipeline whose transformers give arrays (e.g. StandardScaler), keep "
+                    "the index with pipe.set_output(transform='pandas')."
+                    if layout["covariates"] and isinstance(X, np.ndarray)
+                    else ""
+                )
             )
         n, _ = self._rows_and_index(X, "X")
         x_all = self._future_covariates(X, n) if layout["covariates"] else None
@@ -846,12 +853,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         for j, k in enumerate(pos):
             seg = times[offsets[j] : offsets[j + 1]]
             st = steps_ahead(
-                self._ends_[k], layout["axis"], seg, len(seg), f"X (series {ids[j]!r})"
+                self._ends_[k], layout["axis"], seg, len(seg), f"X (series {label(ids[j])!r})"
             )
             if layout["covariates"] and not np.array_equal(st, np.arange(1, len(st) + 1)):
                 raise ValueError(
                     f"With covariates, X must hold every step right after the end of series "
-                    f"{ids[j]!r}: the covariates of skipped steps are unknown."
+                    f"{label(ids[j])!r}: the covariates of skipped steps are unknown."
                 )
             steps.append(st)
             if x_all is not None:
@@ -985,6 +992,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "This model was fitted with covariates: score(X, y) needs the future "
                     "covariates X and the true values y."
                 )
+            check_same_index(X, y)  # the forecasts come in X's row order, the truths in y's
             truth = y
         else:
             if y is not None:
@@ -1009,7 +1017,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "true value per forecast row and target column."
             )
         if self._layout_["ids"] is not None:
-            ids = self._layout_["ids"].get_indexer(truth.index.get_level_values(0))
+            # a panel: each row's series (its MASE scale) from y's index, or, for an array y
+            # (taken as is, row for row), from the forecasts', which is X's
+            rows = (truth if true is not None else pred).index
+            ids = self._layout_["ids"].get_indexer(rows.get_level_values(0))
         else:
             ids = np.zeros(len(t_arr), dtype=np.int64)
         err = np.abs(t_arr - p_arr)
