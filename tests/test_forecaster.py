@@ -885,3 +885,40 @@ def test_warmup_takes_one_name_or_several_and_names_bad_ones():
         tsrnn.warmup(cells=["gru"], dtypes=["float16"])
     with pytest.raises(ValueError, match=r"cells must be names among.*got \['gruu'\]"):
         tsrnn.warmup(cells=["gruu"])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"cell": "lstm", "num_layers": 2, "dropout": 0.3}],
+    ids=["gru", "lstm_dropout"],
+)
+def test_fits_in_threads_at_once_give_the_serial_results(params):
+    """A threaded search (joblib's threading backend, Dask's threads) runs fits side by side:
+    each must draw its own weights, input noise and dropout, not a share of one global
+    stream. The torch global generator is left as it was."""
+    import threading
+
+    y = pd.Series(
+        10 + np.sin(np.arange(120) / 2) + np.random.default_rng(0).normal(0, 0.1, 120),
+        index=pd.date_range("2000-01", periods=120, freq="MS"),
+    )
+    kw = dict(hidden_size=8, max_epochs=4, early_stopping=False, random_state=0, **params)
+    want = RNNForecaster(**kw).fit(y).predict(6).to_numpy()
+    state = torch.get_rng_state()
+    got, errors = {}, []
+
+    def fit(k):
+        try:
+            got[k] = RNNForecaster(**kw).fit(y).predict(6).to_numpy()
+        except Exception as exc:  # reported below: a thread's exception would be lost
+            errors.append(exc)
+
+    threads = [threading.Thread(target=fit, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for k in range(3):
+        np.testing.assert_array_equal(got[k], want)
+    assert torch.equal(torch.get_rng_state(), state)

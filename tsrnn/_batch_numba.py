@@ -73,11 +73,12 @@ def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs,
                 inputs[t, b, f] += noise_sd[f] * noise[t, b, f]
 
 
-def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None):
+def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, generator=None):
     """Inputs (W, B, I) and targets (W, B, H*C) of the training windows at ``starts`` (CPU).
 
     ``noise_sd`` (nf,) tensor or None: Gaussian noise of these standard deviations is added to
-    the first ``nf`` inputs, drawn from torch's generator as ``torch.randn((W, B, nf))``.
+    the first ``nf`` inputs, drawn as ``torch.randn((W, B, nf))`` from ``generator`` (None:
+    torch's global generator).
     """
     plan, H = problem.plan, problem.horizon
     W, L = plan.window, plan.lead
@@ -97,7 +98,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None):
         noise = np.zeros((0, 0, 0), dtype=sd.dtype)
     else:
         sd = noise_sd.detach().numpy()
-        noise = torch.randn((W, B, len(sd)), dtype=dtype).numpy()
+        noise = torch.randn((W, B, len(sd)), dtype=dtype, generator=generator).numpy()
     _train_batch(
         problem.y,
         x,

@@ -66,6 +66,50 @@ _VALID_BATCH = 1024
 INPUT_NOISE = 2.0
 
 
+_GLOBAL_RNG_LOCK = threading.RLock()
+
+
+class FitRandom:
+    """One fit's own torch random streams, so that fits in several threads at once (a
+    threaded search, Dask's threads) each draw exactly what they would alone.
+
+    ``cpu`` (a :class:`torch.Generator` seeded with ``seed``) draws the initial weights and,
+    on the CPU, the input noise and dropout; on a CUDA device those two come from ``device``,
+    seeded alike. The draws are those of ``torch.manual_seed(seed)`` and torch's global
+    generators, in the same order, so a fit's results do not depend on which is used. The
+    noise is drawn with ``generator=``; weight initialisation and dropout take no generator
+    argument in torch, so :meth:`as_global` lends them these streams as the global ones, under
+    a lock that fits in other threads wait on.
+    """
+
+    def __init__(self, seed: int, device):
+        device = torch.device(device)
+        self.cpu = torch.Generator().manual_seed(seed)
+        self._cuda = device if device.type == "cuda" else None
+        self.device = (
+            torch.Generator(device=device).manual_seed(seed) if self._cuda is not None else self.cpu
+        )
+
+    @contextlib.contextmanager
+    def as_global(self):
+        """torch's global generators set to this fit's streams for the block (and what the
+        block draws taken back into them); the global states are restored after."""
+        with _GLOBAL_RNG_LOCK:
+            saved = torch.get_rng_state()
+            torch.set_rng_state(self.cpu.get_state())
+            if self._cuda is not None:
+                saved_cuda = torch.cuda.get_rng_state(self._cuda)
+                torch.cuda.set_rng_state(self.device.get_state(), self._cuda)
+            try:
+                yield
+            finally:
+                self.cpu.set_state(torch.get_rng_state())
+                torch.set_rng_state(saved)
+                if self._cuda is not None:
+                    self.device.set_state(torch.cuda.get_rng_state(self._cuda))
+                    torch.cuda.set_rng_state(saved_cuda, self._cuda)
+
+
 class ForecastNet(torch.nn.Module):
     """A recurrent layer of :mod:`tsrnn.nn` and a linear head emitting ``H * C`` values per step.
 
@@ -220,23 +264,26 @@ def _seasonal_rows(mask, plan, starts, device):
     return torch.from_numpy(mask[series]).to(device)
 
 
-def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None):
+def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None, generator=None):
     """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``.
 
     ``noise`` (nf,) or None: standard deviations of Gaussian noise added to the first ``nf``
     inputs (the target-derived ones, :func:`input_noise`). On the CPU in float32/float64 the
     batch is built in one Numba pass (:mod:`tsrnn._batch_numba`); elsewhere by
     :func:`make_batch_torch`, the reference that pass is tested against. Both draw the noise
-    as ``torch.randn((W, B, nf))`` from torch's generator, so they agree draw for draw.
+    as ``torch.randn((W, B, nf))`` from ``generator`` (None: torch's global one), so they
+    agree draw for draw.
     """
     if torch.device(device).type == "cpu" and dtype in (torch.float32, torch.float64):
         from tsrnn._batch_numba import train_batch  # imports Numba: not at start-up
 
-        return train_batch(problem, starts, dtype, noise)
-    return make_batch_torch(problem, starts, device, dtype, noise)
+        return train_batch(problem, starts, dtype, noise, generator)
+    return make_batch_torch(problem, starts, device, dtype, noise, generator)
 
 
-def make_batch_torch(problem: Problem, starts: np.ndarray, device, dtype, noise=None):
+def make_batch_torch(
+    problem: Problem, starts: np.ndarray, device, dtype, noise=None, generator=None
+):
     """:func:`make_batch` in torch ops on any device (the reference of the Numba path)."""
     plan, H = problem.plan, problem.horizon
     L = plan.lead
@@ -252,7 +299,10 @@ def make_batch_torch(problem: Problem, starts: np.ndarray, device, dtype, noise=
     targets = _steps_ahead(y_rows[:, L:], H) - base
     if noise is not None:
         n = len(noise)
-        inputs[..., :n] += noise * torch.randn(inputs[..., :n].shape, device=device, dtype=dtype)
+        draws = torch.randn(
+            inputs[..., :n].shape, device=device, dtype=dtype, generator=generator
+        )
+        inputs[..., :n] += noise * draws
     return inputs, targets.transpose(0, 1)
 
 
@@ -331,6 +381,10 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
     order = rng.permutation(n)
     bs = settings["batch_size"]
     noise = settings.get("input_noise")
+    streams = settings.get("random")
+    generator = None if streams is None else streams.device
+    # dropout draws from torch's global generator: lent this fit's stream for each step
+    drops = streams is not None and net.training and _draws_dropout(net)
     loss_sum = 0.0
     cpu = torch.device(settings["device"]).type == "cpu"
     with workspace.reuse_buffers() if cpu else contextlib.nullcontext():
@@ -339,19 +393,27 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
             if i and len(starts) != bs:
                 workspace.release_free()  # the last, shorter batch: full-batch buffers go
             inputs, targets = make_batch(
-                problem, starts, settings["device"], settings["dtype"], noise
+                problem, starts, settings["device"], settings["dtype"], noise, generator
             )
-            loss = train_step(
-                net,
-                optimizer,
-                inputs,
-                targets,
-                bptt=settings["bptt"],
-                clip_norm=settings["clip_norm"],
-                clip_value=settings["clip_value"],
-            )
+            with streams.as_global() if drops else contextlib.nullcontext():
+                loss = train_step(
+                    net,
+                    optimizer,
+                    inputs,
+                    targets,
+                    bptt=settings["bptt"],
+                    clip_norm=settings["clip_norm"],
+                    clip_value=settings["clip_value"],
+                )
             loss_sum += loss * len(starts)
     return loss_sum / max(n, 1)
+
+
+def _draws_dropout(net) -> bool:
+    """Whether ``net``'s training forward draws random numbers (dropout between layers)."""
+    return any(
+        getattr(m, "dropout", 0) > 0 and getattr(m, "num_layers", 1) > 1 for m in net.modules()
+    ) or any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in net.modules())
 
 
 @torch.no_grad()

@@ -203,10 +203,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         recurrent kernels use the cores, and two thread pools spinning on the same cores
         would slow each other down.
     random_state : int, RandomState instance or None, default=None
-        Seeds the weights, dropout and the order of windows. Same value, same data, same
-        machine: identical forecasts. With an int or a ``RandomState``, torch's and NumPy's
-        global RNG states are left untouched; ``None`` draws the seeds from NumPy's global
-        RNG (scikit-learn's convention), which advances it.
+        Seeds the weights, the training inputs' noise, dropout and the order of windows.
+        Same value, same data, same machine: identical forecasts, also when fits run in
+        several threads at once (each fit draws from its own torch generators, which
+        weight initialisation and dropout borrow as the global ones under a lock, so
+        threaded fits wait on each other only there). With an int or a ``RandomState``,
+        torch's and NumPy's global RNG states are left untouched; ``None`` draws the seeds
+        from NumPy's global RNG (scikit-learn's convention), which advances it.
     verbose : int, default=0
         ``1``: a progress bar over epochs with the losses, and a one-line summary.
 
@@ -590,17 +593,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "early_stopping": bool(self.early_stopping),
             "patience": int(self.patience),
             "input_noise": _training.input_noise(problem, device, dtype),
+            # the fit's own torch streams: its draws do not depend on fits in other threads,
+            # and torch's global generators are left as they were
+            "random": _training.FitRandom(torch_seed, device),
         }
-        fork_devices = [device] if device.type == "cuda" else []
         bar = self._progress_bar()
         tic = time.perf_counter()
         try:
-            with (
-                _training.thread_limits(self.n_threads, device),
-                torch.random.fork_rng(devices=fork_devices),
-            ):
-                torch.manual_seed(torch_seed)
-                net = _training.build_net(config, self.init, device, dtype)
+            with _training.thread_limits(self.n_threads, device):
+                with settings["random"].as_global():
+                    net = _training.build_net(config, self.init, device, dtype)
                 result = _training.fit_loop(
                     net, problem, settings, rng, progress=None if bar is None else bar.step
                 )
