@@ -93,10 +93,10 @@ def load_sunspots() -> pd.Series:
 
     Notes
     -----
-    These are the values in R (extended to 2013 and corrected after R 3.0.3), i.e. the number
-    as published before SILSO's July 2015 recalibration of the whole series ("version 2"):
-    numbers downloaded from SILSO today are on a different scale. Source and licence in
-    ``datasets/README.md``.
+    These are the values in R (extended to 2013 and corrected after R 3.0.3), i.e. version 1
+    of the sunspot number, as published before SILSO's July 2015 recalibration of the whole
+    series: numbers downloaded from SILSO today (version 2) are on a different scale. Source
+    and licence in ``datasets/README.md``.
 
     Examples
     --------

@@ -185,6 +185,20 @@ def test_rejects_nan_negative_or_zero_sum_multioutput_weights(metric, weights):
     assert np.isfinite(metric([[1.0, 2.0]], [[1.5, 2.0]], multioutput=[0.0, 1.0]))
 
 
+@pytest.mark.parametrize("metric", [mae, rmse, mape, smape])
+def test_one_column_takes_a_weight_like_several(metric):
+    # scikit-learn's mae and mape refuse weights on one column, its rmse takes them: here
+    # every metric takes a (1,) weight array, which changes nothing
+    y, p = [[1.0], [2.0], [4.0]], [[1.5], [2.0], [3.0]]
+    assert metric(y, p, multioutput=[3.0]) == pytest.approx(metric(y, p))
+    assert mase(y, p, scale=0.5, multioutput=[2.0]) == pytest.approx(mase(y, p, scale=0.5))
+
+
+def test_nan_in_y_train_is_named_as_a_training_row_problem():
+    with pytest.raises(ValueError, match=r"y_train contains NaN.*drop or fill those training"):
+        mase([1.0], [2.0], y_train=[1.0, np.nan, 3.0])
+
+
 def test_mase_refuses_m_beside_a_given_scale():
     # The scale already holds its period; m beside it used to be ignored without a word.
     with pytest.raises(ValueError, match=r"m=12 is only used with y_train.*Drop m"):

@@ -11,8 +11,8 @@ Forecast a CSV file (time stamps in the first column), save the model, reuse it 
     tsrnn forecast sales.csv --target sales -H 12 -o forecast.csv --save-model sales.joblib
     tsrnn forecast --load-model sales.joblib -H 12
 
-Every option is described by ``tsrnn forecast --help``. Bad input ends with a one-line message
-and exit status 2 (argparse's convention), never with a traceback.
+Every option is described by ``tsrnn forecast --help``. Bad input ends with the usage line, a
+one-line error message and exit status 2 (argparse's convention), never with a traceback.
 """
 
 from __future__ import annotations

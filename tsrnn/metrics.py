@@ -90,8 +90,13 @@ def _to_2d(y, name):
         rows = np.flatnonzero(~finite.all(axis=1))
         raise ValueError(
             f"{name} contains NaN or infinite values ({int((~finite).sum())} of {values.size}, "
-            f"first in row {rows[0]}); the error is undefined there: drop or fill those rows "
-            "in both y_true and y_pred before scoring."
+            f"first in row {rows[0]}); "
+            + (
+                "the MASE scale is undefined there: drop or fill those training rows first."
+                if name == "y_train"
+                else "the error is undefined there: drop or fill those rows in both y_true "
+                "and y_pred before scoring."
+            )
         )
     return values
 
@@ -155,6 +160,10 @@ def _check_multioutput(multioutput, n_outputs):
             )
         return multioutput
     weights = np.asarray(multioutput, dtype=np.float64)
+    if weights.shape == (1,) == (n_outputs,) and np.isfinite(weights).all() and weights[0] > 0:
+        # one column: its weight changes nothing (scikit-learn's mae and mape refuse it, its
+        # rmse takes it; every metric here takes it)
+        return "uniform_average"
     if weights.shape != (n_outputs,):
         raise ValueError(
             f"multioutput weights must have one entry per target column ({n_outputs}); got "
