@@ -283,6 +283,30 @@ def test_panel_split_errors():
         list(PanelSplit(n_splits=4, test_size=10).split(relay))
 
 
+def test_panel_split_min_train_size_leaves_out_series_too_short_in_a_fold():
+    # 'new' starts two months before the first cut: 2 training rows there, 8 and 14 later
+    panel = make_panel(
+        (("a", "2000-01", 54, 1.0), ("b", "2000-01", 54, 1.0), ("new", "2002-11", 20, 1.0))
+    )
+    ids = panel.index.get_level_values(0)
+    cv = PanelSplit(n_splits=3, test_size=6)
+    assert [int((ids[tr] == "new").sum()) for tr, _ in cv.split(panel)] == [2, 8, 14]
+    with pytest.raises(ValueError, match="Series 'new' of y is too short"):
+        cross_val_score(RNNForecaster(**TINY), panel, cv=cv, error_score="raise")
+    cv = PanelSplit(n_splits=3, test_size=6, min_train_size=5)
+    folds = list(cv.split(panel))
+    assert [int((ids[tr] == "new").sum()) for tr, _ in folds] == [0, 8, 14]
+    assert [int((ids[te] == "new").sum()) for _, te in folds] == [0, 6, 6]
+    for tr, te in folds:  # the others take part in full
+        assert int((ids[tr] == "a").sum()) > 0 and int((ids[te] == "a").sum()) == 6
+    scores = cross_val_score(
+        RNNForecaster(**TINY, window=3), panel, cv=cv, error_score="raise"
+    )
+    assert np.isfinite(scores).all()
+    with pytest.raises(ValueError, match="'min_train_size' parameter"):
+        list(PanelSplit(min_train_size=0).split(panel))
+
+
 def test_grid_search_with_panel_split():
     panel = make_panel()
     cv = PanelSplit(n_splits=2, test_size=3)

@@ -25,7 +25,10 @@ class PanelSplit(BaseCrossValidator):
     row before its cut (minus ``gap`` steps) and tests on the next ``test_size`` time stamps,
     so successive training sets grow. A series with no training rows in a fold (it starts
     later) is left out of that fold's test rows: a global model can only forecast series whose
-    history it has seen.
+    history it has seen. A series with a few training rows is kept, and a forecaster may
+    refuse it as too short for its window (the fold then fails and scores NaN in a search):
+    ``min_train_size`` leaves such series out of the folds where they are that short, their
+    training and test rows both.
 
     Parameters
     ----------
@@ -35,6 +38,10 @@ class PanelSplit(BaseCrossValidator):
         Time stamps per test fold; ``None``: ``n_times // (n_splits + 1)``.
     gap : int, default=0
         Time stamps left out between each training set and its test set.
+    min_train_size : int, default=1
+        Training rows a series needs in a fold to take part in it (>= 1); a series with fewer
+        is left out of that fold. E.g. ``window + horizon`` of the forecaster, plus its
+        validation rows with early stopping (the "too short" error names the number).
 
     Examples
     --------
@@ -49,13 +56,14 @@ class PanelSplit(BaseCrossValidator):
     [0 1 2 3 6 7 8 9] [ 4  5 10 11]
     """
 
-    def __init__(self, n_splits=5, *, test_size=None, gap=0):
+    def __init__(self, n_splits=5, *, test_size=None, gap=0, min_train_size=1):
         self.n_splits = n_splits
         self.test_size = test_size
         self.gap = gap
+        self.min_train_size = min_train_size
 
     def _check_params(self):
-        for name, low in (("n_splits", 1), ("gap", 0)):
+        for name, low in (("n_splits", 1), ("gap", 0), ("min_train_size", 1)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
                 raise ValueError(
@@ -124,14 +132,18 @@ class PanelSplit(BaseCrossValidator):
             start = n_times - (self.n_splits - i) * test_size
             train_mask = t < stamps[start - self.gap]
             test_mask = (t >= stamps[start]) & (t <= stamps[start + test_size - 1])
-            trained_ids = pd.unique(np.asarray(ids[train_mask]))
-            test_mask &= np.asarray(ids.isin(trained_ids))
+            counts = pd.Series(np.asarray(ids[train_mask])).value_counts()
+            trained_ids = counts.index[counts.to_numpy() >= self.min_train_size]
+            taking_part = np.asarray(ids.isin(trained_ids))
+            train_mask &= taking_part
+            test_mask &= taking_part
             if not test_mask.any():
                 show = pd.Index(stamps)  # the stamps as pandas shows them
                 # an empty test set would score NaN (or fail), and a NaN fold makes every
                 # candidate's mean score NaN in a search
+                rows = "rows" if self.min_train_size == 1 else f"{self.min_train_size}+ rows"
                 raise ValueError(
-                    f"Fold {i} of PanelSplit has no test rows: no series with rows before "
+                    f"Fold {i} of PanelSplit has no test rows: no series with {rows} before "
                     f"{show[start - self.gap]} has rows from {show[start]} to "
                     f"{show[start + test_size - 1]} (the series start at different times). "
                     "Lower n_splits, raise test_size, or drop series too short to span the folds."
