@@ -210,6 +210,35 @@ def test_panel_covariates_from_a_pipeline_without_pandas_output_say_how():
     assert pipe.predict(X.loc[test.index]).index.equals(test.index)
 
 
+def test_panel_with_integer_time_labels_rows_numbered_from_zero_by_their_real_steps():
+    # rows labelled 0, 1 carry no position (as for one series): they continue each series,
+    # and the forecasts are labelled with the steps they are, not with 0, 1
+    values = np.sin(np.arange(30) / 3) + 5
+    panel = pd.concat(
+        [
+            pd.Series(values, index=pd.MultiIndex.from_arrays([[s] * 30, start + np.arange(30)]))
+            for s, start in (("a", 10), ("b", 100))
+        ]
+    ).rename_axis(["id", "t"])
+    model = RNNForecaster(**TINY).fit(panel)
+    rows = pd.DataFrame(index=pd.MultiIndex.from_arrays([["b", "b", "a"], [0, 1, 0]]))
+    out = model.predict(rows)
+    assert list(out.index) == [("b", 130), ("b", 131), ("a", 40)]
+    assert out.index.names == ["id", "t"]
+    np.testing.assert_array_equal(out.loc["b"].to_numpy(), model.predict(2).loc["b"].to_numpy())
+
+
+@pytest.mark.parametrize("dtype", ["category", "int32", "str"])
+def test_forecasts_keep_the_series_ids_dtype(dtype):
+    panel = make_panel()
+    ids = pd.Index(panel.index.get_level_values(0).map({"a": 1, "b": 2, "c": 3})).astype(dtype)
+    panel.index = pd.MultiIndex.from_arrays([ids, panel.index.get_level_values(1)])
+    model = RNNForecaster(**TINY).fit(panel)
+    out = model.predict(2)
+    assert out.index.get_level_values(0).dtype == ids.dtype
+    assert list(out.index.get_level_values(0)) == list(ids.unique().repeat(2))
+
+
 def test_window_plan_matches_brute_force_enumeration():
     offsets = np.array([0, 40, 70, 76])
     window, horizon, lead = 5, 2, 3

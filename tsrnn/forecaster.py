@@ -852,8 +852,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         times = X.index.get_level_values(1)
         steps, xs = [], []
+        relabel = False  # a series' rows labelled 0, 1, ...: they continue it (as for one series)
         for j, k in enumerate(pos):
             seg = times[offsets[j] : offsets[j + 1]]
+            relabel |= layout["axis"].kind == "range" and is_positionless(seg)
             st = steps_ahead(
                 self._ends_[k], layout["axis"], seg, len(seg), f"X (series {label(ids[j])!r})"
             )
@@ -869,7 +871,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "series": pos,
             "steps": steps,
             "x": xs if x_all is not None else None,
-            "index": X.index,
+            "index": None if relabel else X.index,  # None: labelled by the steps' stamps
             "h": None,
         }
 
@@ -946,7 +948,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if layout["ids"] is None:
                 index = parts[0]
             else:
-                ids = np.repeat(np.asarray(layout["ids"])[plan["series"]], [len(p) for p in parts])
+                # pandas' repeat keeps the ids' dtype (categories, int32, ...)
+                ids = layout["ids"][plan["series"]].repeat([len(p) for p in parts])
                 times = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
                 index = pd.MultiIndex.from_arrays(
                     [ids, times], names=[layout["id_name"], axis.name]
