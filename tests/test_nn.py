@@ -173,6 +173,24 @@ def test_second_order_gradients_need_the_torch_backend(kind):
         penalty_grad(numba_layer)
 
 
+@pytest.mark.parametrize("kind", ["rnn_tanh", "gru", "lstm"])
+@pytest.mark.parametrize("outer", ["sum", "last_step_mean"])
+def test_second_derivative_of_a_loss_linear_in_the_outputs_raises_too(kind, outer):
+    """A loss linear in the outputs sends constant gradients back: ``once_differentiable``
+    alone let create_graph=True through, and the penalty's share of the weight gradients was
+    dropped without a word (0.0002 against torch.nn's -0.25)."""
+    torch.manual_seed(5)
+    x = torch.randn(4, 3, 2, dtype=torch.float64, requires_grad=True)
+    layer, _ = _pair(kind, 2, 3, 1, False, False, True, torch.float64)
+    out = layer(x)[0]
+    loss = out.sum() if outer == "sum" else out[-1].mean()
+    with pytest.raises(RuntimeError, match=r"differentiate twice.*backend='torch'"):
+        torch.autograd.grad(loss, x, create_graph=True)
+    # first order, as always
+    (g,) = torch.autograd.grad(layer(x)[0].sum(), x)
+    assert torch.isfinite(g).all() and g.grad_fn is None
+
+
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_unbatched_input(kind):
     torch.manual_seed(1)

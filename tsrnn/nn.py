@@ -22,12 +22,33 @@ cache); :func:`layer_head_sq_loss_grads` gives the same value and gradients with
 
 Gradients are first order: the kernels' backward is not itself differentiable, so a second
 derivative through a layer (a gradient penalty, a Hessian-vector product) raises torch's
-"differentiate twice" error; ``backend='torch'`` supports it.
+"differentiate twice" error, as soon as a backward pass runs with ``create_graph=True``;
+``backend='torch'`` supports it.
+
+Under ``torch.func`` transforms (``grad``, ``jacrev``, ``vmap``, ...) the layers and the
+functional forms run the ``backend='torch'`` reference loop whatever ``backend`` says: the
+kernels read the tensors' memory, which the transforms' wrapped tensors do not expose. The
+check is one call per layer direction (``torch._C._are_functorch_transforms_active``, the one
+``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower.
+
+Under ``torch.compile`` the layers' forward and the functional forms are opaque to Dynamo
+(``torch.compiler.disable``): a compiled model breaks its graph there and runs the layer
+eagerly, with the same outputs and gradients. The kernels save the layer's output for their
+backward, so modifying it in place before ``backward`` (``out += skip``,
+``F.relu(out, inplace=True)``) raises torch's "modified by an inplace operation" error, as
+``torch.nn.LSTM`` does on CPU; use an out-of-place op or ``out = out.clone()`` first.
+Under CPU ``torch.autocast`` the layers run in the parameters' dtype (the kernels are not
+autocast ops). Arguments are checked before any kernel runs (shapes and dtypes of the input,
+the state and every parameter; the kernels index without bounds checks); a state of another
+dtype or device than the parameters raises ``RuntimeError``, as torch.nn does.
 
 Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D directions.
 """
 
 from __future__ import annotations
+
+import functools
+import sys
 
 import numpy as np
 import torch
@@ -40,6 +61,167 @@ from tsrnn.kernels.common.registry import BACKENDS, get_kernel, resolve_backend
 __all__ = ["GRU", "LSTM", "RNN", "recurrence", "recurrent_layer"]
 
 _CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
+_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+# argument names in messages; what each shape is made of
+_ARG_NAMES = ("x", "w_ih", "b_ih", "w_hh", "b_hh", "h0", "c0")
+_LAYER_ARG_NAMES = ("input", "weight_ih", "bias_ih", "weight_hh", "bias_hh", "h_0", "c_0")
+_ARG_SHAPES = ("(T, B, I)", "(G*H, I)", "(G*H,)", "(G*H, H)", "(G*H,)", "(B, H)", "(B, H)")
+# True inside torch.func transforms (grad, vmap, jacrev, ...), whose wrapped tensors have no
+# storage the kernels could read. Private but long-standing (torch.autograd.Function.apply
+# calls it on every call); without it the kernels run as before.
+_functorch_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
+
+
+def _opaque_to_dynamo(fn):
+    """``fn`` behind ``torch.compiler.disable``, made on the first call.
+
+    Dynamo cannot trace into Numba's dispatcher (or a Triton launch): under ``torch.compile``
+    the call breaks the graph and runs eagerly. ``torch.compiler.disable`` imports
+    ``torch._dynamo`` (about a second), so the disabled function is made on the first call
+    once something else has imported it (nothing compiles before that), not at
+    ``import tsrnn.nn``; ``torch._disable_dynamo`` does the same inside torch.
+    """
+
+    @functools.wraps(fn)
+    def inner(*args, **kwargs):
+        disabled = fn.__dict__.get("_tsrnn_disabled")
+        if disabled is None:
+            if "torch._dynamo" not in sys.modules:
+                return fn(*args, **kwargs)
+            disabled = torch.compiler.disable(fn)
+            fn._tsrnn_disabled = disabled
+        return disabled(*args, **kwargs)
+
+    return inner
+
+
+def _resolve(backend, t):
+    """The backend to run: :func:`resolve_backend`'s, or ``'torch'`` inside ``torch.func``
+    transforms (see the module docstring)."""
+    name = resolve_backend(backend, t.device, t.dtype)
+    if name != "torch" and _functorch_active():
+        return "torch"
+    return name
+
+
+def _check_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx=None):
+    """Raise unless one layer direction's arguments agree in shape and dtype.
+
+    The kernels index without bounds checks: a wrong shape would read past an array's end
+    and return garbage. Only shape and dtype comparisons, as one expression (this runs on
+    every call, about 1 us); :func:`_raise_bad_args` finds what is wrong. ``w_ih`` None: ``x``
+    is the input projection ``gx`` (T, B, G*H). B and I come from ``x``, H from ``h0``.
+    ``sfx``: the layer's parameter suffix (``'_l0'``), for torch.nn's names.
+    """
+    G = _GATES.get(cell)
+    if (
+        G is not None
+        and (nonlinearity == "tanh" or nonlinearity == "relu")
+        and x.dim() == 3
+        and h0.dim() == 2
+        and (c0 is None) == (G != 4)
+        and b_hh is not None
+    ):
+        _, B, W = x.shape
+        H = h0.shape[1]
+        GH = G * H
+        dtype = x.dtype
+        if (
+            h0.shape[0] == B
+            and w_hh.shape == (GH, H)
+            and b_hh.shape == (GH,)
+            and (W == GH if w_ih is None else w_ih.shape == (GH, W))
+            and (b_ih is None or b_ih.shape == (GH,))
+            and (c0 is None or c0.shape == (B, H))
+            and h0.dtype == dtype
+            and w_hh.dtype == dtype
+            and b_hh.dtype == dtype
+            and (w_ih is None or w_ih.dtype == dtype)
+            and (b_ih is None or b_ih.dtype == dtype)
+            and (c0 is None or c0.dtype == dtype)
+        ):
+            return
+    _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx)
+
+
+def _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx):
+    """The error for arguments :func:`_check_args` refused, naming the tensor, the expected
+    and the actual shape (or dtype)."""
+    G = _GATES.get(cell)
+    if G is None:
+        raise ValueError(f"{where}: cell must be one of 'rnn', 'gru', 'lstm', got {cell!r}.")
+    if nonlinearity not in ("tanh", "relu"):
+        raise ValueError(f"Unknown nonlinearity {nonlinearity!r}. Select from 'tanh' or 'relu'.")
+    names = _ARG_NAMES if sfx is None else _LAYER_ARG_NAMES
+    if w_ih is None and sfx is None:
+        names = ("gx", *names[1:])
+    x_shape = "(T, B, G*H)" if w_ih is None else _ARG_SHAPES[0]
+    if x.dim() != 3:
+        raise ValueError(f"{where}: {names[0]} must be 3-D {x_shape}, got shape {tuple(x.shape)}.")
+    if h0.dim() != 2:
+        raise ValueError(f"{where}: {names[5]} must be 2-D (B, H), got shape {tuple(h0.shape)}.")
+    T, B, W = x.shape
+    H = h0.shape[1]
+    GH = G * H
+    if c0 is None and cell == "lstm":
+        raise ValueError(f"{where}: cell='lstm' needs c0 of shape (B, H) = {(B, H)}.")
+    if c0 is not None and cell != "lstm":
+        raise ValueError(f"{where}: c0 is for cell='lstm' only; pass None for cell={cell!r}.")
+    if b_hh is None:
+        raise ValueError(f"{where}: {_name(names, 4, sfx)} is required; pass zeros for no bias.")
+    checks = (
+        (x, (T, B, GH) if w_ih is None else (T, B, W), 0),
+        (h0, (B, H), 5),
+        (w_hh, (GH, H), 3),
+        (b_hh, (GH,), 4),
+        (w_ih, (GH, W), 1),
+        (b_ih, (GH,), 2),
+        (c0, (B, H), 6),
+    )
+    dtype = x.dtype
+    for t, shape, i in checks:
+        if t is None:
+            continue
+        if t.shape != shape:
+            what = x_shape if i == 0 else _ARG_SHAPES[i]
+            raise ValueError(
+                f"{where}: {_name(names, i, sfx)} has shape {tuple(t.shape)}, expected "
+                f"{shape} = {what} for cell={cell!r} (G={G}, B={B} from {names[0]}, H={H} from "
+                f"{names[5]}" + ("" if w_ih is None else f", I={W} from {names[0]}") + ")."
+            )
+        if t.dtype != dtype:
+            raise TypeError(
+                f"{where}: {_name(names, i, sfx)} is {t.dtype} but {names[0]} is {dtype}; the "
+                "kernels take one dtype. Convert them with .to(dtype)."
+            )
+    raise AssertionError("_check_args refused arguments _raise_bad_args accepts")
+
+
+def _name(names, i, sfx):
+    return names[i] + sfx if sfx is not None and i in (1, 2, 3, 4) else names[i]
+
+
+def _first_order(backward):
+    """``once_differentiable``, and torch's "differentiate twice" error as soon as a second
+    derivative is asked for (``create_graph=True``).
+
+    ``once_differentiable`` raises only where the incoming gradients need a gradient. A loss
+    linear in the outputs (``out.sum()``) gives constant ones: its gradient came back as a
+    constant, without the part a penalty on it owes the weights, and no error."""
+    once = once_differentiable(backward)
+
+    @functools.wraps(backward)
+    def inner(ctx, *grads):
+        if torch.is_grad_enabled():  # backward runs with grad mode on only for create_graph
+            raise RuntimeError(
+                "trying to differentiate twice a function that was marked with "
+                "@once_differentiable: tsrnn.nn's kernels give first-order gradients only, and "
+                "create_graph=True asks for a second derivative (a gradient penalty, a "
+                "Hessian-vector product). Use backend='torch' for those."
+            )
+        return once(ctx, *grads)
+
+    return inner
 
 
 def _contiguous(grad_out, grad_hn, grad_cn):
@@ -80,7 +262,7 @@ class _Recurrence(torch.autograd.Function):
         return out, hn
 
     @staticmethod
-    @once_differentiable
+    @_first_order
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
         gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
         d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
@@ -96,8 +278,14 @@ class _Recurrence(torch.autograd.Function):
         return d_gx, d_w_hh, d_b_hh, d_h0, d_c0, None, None
 
 
+@_opaque_to_dynamo
 def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearity="tanh"):
     """Run one recurrent layer's time loop on a kernel, differentiably.
+
+    The arguments' shapes and dtypes are checked first (``ValueError`` / ``TypeError`` naming
+    the tensor, the expected and the actual shape). Under ``torch.func`` transforms the
+    reference loop runs (``backend='torch'``); under ``torch.compile`` the call is opaque to
+    Dynamo (a graph break).
 
     Parameters
     ----------
@@ -125,7 +313,13 @@ def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearit
     >>> tuple(out.shape), c_n is None
     ((5, 2, 4), True)
     """
-    name = resolve_backend(backend, gx.device, gx.dtype)
+    _check_args("recurrence", cell, nonlinearity, gx, None, None, w_hh, b_hh, h0, c0)
+    return _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity)
+
+
+def _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity):
+    """:func:`recurrence` without the checks."""
+    name = _resolve(backend, gx)
     kernel = get_kernel(cell, name)
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
     needs_grad = torch.is_grad_enabled() and any(
@@ -178,7 +372,7 @@ class _NumbaLayer(torch.autograd.Function):
         return out, hn
 
     @staticmethod
-    @once_differentiable
+    @_first_order
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
         x, w_ih, gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
         need = ctx.needs_input_grad
@@ -254,7 +448,7 @@ class _NumbaLayerHeadLoss(torch.autograd.Function):
         return x.new_tensor(scale * sum_squares(resid.numpy())), hn
 
     @staticmethod
-    @once_differentiable
+    @_first_order
     def backward(ctx, grad_loss, grad_hn):
         need = ctx.needs_input_grad
         grads, ctx.grads = ctx.grads, None  # kept for one backward only
@@ -416,7 +610,7 @@ def _fused_args(rnn, x, state, weight, bias, target):
         and weight.shape[0] <= MAX_OUTPUTS
         and x.dtype == weight.dtype == bias.dtype == target.dtype
         and target.shape == (*x.shape[:2], weight.shape[0])
-        and resolve_backend(rnn.backend, x.device, x.dtype) == "numba"
+        and _resolve(rnn.backend, x) == "numba"
     ):
         return None
     rnn._check_input(x)
@@ -435,13 +629,15 @@ def _fused_args(rnn, x, state, weight, bias, target):
     return kernel, w_ih, b_ih, w_hh, b_hh, h0, target.contiguous()
 
 
+@_opaque_to_dynamo
 def recurrent_layer(
     cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearity="tanh"
 ):
     """Run one recurrent layer direction (input projection and time loop), differentiably.
 
     On the Numba backend the projection and, in backward, the weight gradients run on Numba's
-    threads; elsewhere the projection is ``F.linear`` followed by :func:`recurrence`.
+    threads; elsewhere the projection is ``F.linear`` followed by :func:`recurrence`. Checks,
+    ``torch.func`` and ``torch.compile`` as for :func:`recurrence`.
 
     Parameters
     ----------
@@ -471,17 +667,16 @@ def recurrent_layer(
     >>> tuple(out.shape), tuple(h_n.shape), c_n is None
     ((5, 2, 4), (2, 4), True)
     """
-    name = resolve_backend(backend, x.device, x.dtype)
+    _check_args("recurrent_layer", cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0)
+    return _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinearity)
+
+
+def _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinearity):
+    """:func:`recurrent_layer` without the checks."""
+    name = _resolve(backend, x)
     if name != "numba":
-        return recurrence(
-            cell,
-            F.linear(x, w_ih, b_ih).contiguous(),
-            w_hh,
-            b_hh,
-            h0,
-            c0,
-            backend=name,
-            nonlinearity=nonlinearity,
+        return _recurrence(
+            cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0, name, nonlinearity
         )
     kernel = get_kernel(cell, name)
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
@@ -562,7 +757,17 @@ class _KernelRNNMixin:
             raise ValueError(
                 f"{type(self).__name__}: expected {what} of size {expected}, got {tuple(h.shape)}."
             )
+        w = self.weight_ih_l0
+        if h.dtype != w.dtype or h.device != w.device:
+            # torch.nn fails here with a RuntimeError from its matmul; the kernels would be
+            # compiled for mixed dtypes and fail in Numba's type inference
+            raise RuntimeError(
+                f"{type(self).__name__}: {what} is {h.dtype} on {h.device} but the parameters "
+                f"are {w.dtype} on {w.device}. Pass {what} as {what}.to(input) (the input must "
+                "match the parameters too), or convert the module with module.to(...)."
+            )
 
+    @_opaque_to_dynamo
     def _run(self, x, hx):
         cell = _CELL_OF_MODE[self.mode]
         is_lstm = cell == "lstm"
@@ -595,7 +800,7 @@ class _KernelRNNMixin:
                 c0 = None if c0 is None else c0.unsqueeze(1)
 
         D = 2 if self.bidirectional else 1
-        options = {"nonlinearity": self.nonlinearity} if cell == "rnn" else {}
+        nonlinearity = self.nonlinearity if cell == "rnn" else "tanh"
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):
@@ -610,8 +815,7 @@ class _KernelRNNMixin:
                 else:
                     b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
                 k = layer * D + d
-                out, hn, cn = recurrent_layer(
-                    cell,
+                args = (
                     layer_input.flip(0) if d == 1 else layer_input,
                     w_ih,
                     b_ih,
@@ -619,9 +823,10 @@ class _KernelRNNMixin:
                     b_hh,
                     h0[k],
                     None if c0 is None else c0[k],
-                    backend=self.backend,
-                    **options,
                 )
+                # a parameter reassigned with a wrong shape or dtype is caught here
+                _check_args(type(self).__name__, cell, nonlinearity, *args, sfx=sfx)
+                out, hn, cn = _recurrent_layer(cell, *args, self.backend, nonlinearity)
                 outs.append(out.flip(0) if d == 1 else out)
                 h_n.append(hn)
                 c_n.append(cn)
