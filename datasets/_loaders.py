@@ -53,8 +53,8 @@ def load_air_passengers() -> pd.Series:
 
     Notes
     -----
-    Source: Box, G. E. P., Jenkins, G. M. and Reinsel, G. C. (1976), *Time Series Analysis,
-    Forecasting and Control*, 3rd ed., Holden-Day, Series G; distributed with R. See
+    Source: Box, G. E. P. and Jenkins, G. M. (1976), *Time Series Analysis: Forecasting and
+    Control*, revised ed., Holden-Day, Series G; distributed with R. See
     ``datasets/README.md`` for the licence.
 
     Examples

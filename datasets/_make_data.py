@@ -121,7 +121,7 @@ def main(source: str | None = None, out_dir: Path = DATA_DIR) -> None:
         index=_months_from_r_time(air["time"]).strftime("%Y-%m").rename("month"),
     )
     values = passengers["passengers"].to_numpy()
-    # Published facts: Box, Jenkins and Reinsel, Series G.
+    # Published facts: Box and Jenkins, Series G.
     assert values[:4].tolist() == [112, 118, 132, 129] and values[-1] == 432
     assert len(values) == 144 and values.sum() == 40363 and passengers.index[0] == "1949-01"
     _write(passengers, "air_passengers.csv", out_dir)

@@ -109,7 +109,7 @@ def test_tourism_panel_layout_and_checksum():
 
 
 def test_air_passengers_published_values():
-    # Box, Jenkins and Reinsel (1976), Series G.
+    # Box and Jenkins (1976), Series G.
     y = load_air_passengers()
     assert y.name == "passengers" and y.dtype == np.int64
     assert y.iloc[:12].tolist() == [112, 118, 132, 129, 121, 135, 148, 148, 136, 119, 104, 118]
