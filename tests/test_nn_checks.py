@@ -84,15 +84,8 @@ def _gx_args(cell, **change):
 
 def _layer_args(cell, **change):
     G = CELLS[cell][2]
-    args = dict(
-        x=torch.randn(T, B, I),
-        w_ih=torch.randn(G * H, I),
-        b_ih=torch.randn(G * H),
-        w_hh=torch.randn(G * H, H),
-        b_hh=torch.randn(G * H),
-        h0=torch.zeros(B, H),
-        c0=torch.zeros(B, H) if cell == "lstm" else None,
-    )
+    args = dict(x=torch.randn(T, B, I), w_ih=torch.randn(G * H, I), b_ih=torch.randn(G * H))
+    args.update((k, v) for k, v in _gx_args(cell).items() if k != "gx")
     args.update(change)
     return args
 
