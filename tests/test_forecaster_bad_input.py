@@ -213,7 +213,11 @@ def test_unknown_device(no_training):
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
 def test_unavailable_backend(no_training, monkeypatch):
+    from tsrnn.kernels.common import registry
+
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    # as in a process whose Triton kernels are not made yet (or were made compiled)
+    monkeypatch.setattr(registry, "_kernels_interpreted", None)
     with pytest.raises(BackendUnavailableError, match="triton"):
         RNNForecaster(backend="triton", device="cpu", **TINY).fit(Y)
 

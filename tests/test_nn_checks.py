@@ -159,6 +159,9 @@ BAD_SHAPES = {
         r"w_hh has shape \(15, 5\), expected \(20, 5\)",
     ),
     "layer_x_2d": ("recurrent_layer", "gru", "x", torch.randn(T, I), r"x must be 3-D \(T, B, I\)"),
+    # no steps: the backward's h_{t-1} (h0 then out[:-1]) had B rows against 0 (Triton, Numba)
+    "no_steps": ("recurrence", "gru", "gx", torch.zeros(0, B, 15), r"gx has no time steps"),
+    "layer_no_steps": ("recurrent_layer", "lstm", "x", torch.zeros(0, B, I), r"x has no time"),
 }
 
 

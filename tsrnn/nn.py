@@ -118,6 +118,7 @@ def _check_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sf
         G is not None
         and (nonlinearity == "tanh" or nonlinearity == "relu")
         and x.dim() == 3
+        and x.shape[0] > 0
         and h0.dim() == 2
         and (c0 is None) == (G != 4)
         and b_hh is not None
@@ -161,6 +162,11 @@ def _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0
     if h0.dim() != 2:
         raise ValueError(f"{where}: {names[5]} must be 2-D (B, H), got shape {tuple(h0.shape)}.")
     T, B, W = x.shape
+    if T == 0:  # as the layers: the backward's h_{t-1} would have no rows
+        raise ValueError(
+            f"{where}: {names[0]} has no time steps (shape {tuple(x.shape)}). Pass at least one "
+            "step."
+        )
     H = h0.shape[1]
     GH = G * H
     if c0 is None and cell == "lstm":

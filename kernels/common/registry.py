@@ -21,9 +21,26 @@ class BackendUnavailableError(ValueError):
     """A kernel backend was asked for where it cannot run (device, dtype or missing package)."""
 
 
-def triton_interpreted() -> bool:
-    """True when Triton runs kernels in its CPU interpreter (``TRITON_INTERPRET=1``)."""
+# Set when tsrnn's Triton kernels are made (:func:`_make_triton_kernels`): triton.jit reads
+# TRITON_INTERPRET then, once, and the kernels stay interpreted (or compiled) whatever the
+# variable says later.
+_kernels_interpreted: bool | None = None
+
+
+def _environment_interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def triton_interpreted() -> bool:
+    """True when Triton runs tsrnn's kernels in its CPU interpreter (``TRITON_INTERPRET=1``).
+
+    Once the kernels exist (the first :func:`get_kernel` for Triton), the mode they were made
+    in: a later change of the variable does not change them, and the plan and the backend
+    checks must not follow it either (a bfloat16 plan for compiled kernels gave garbage in the
+    interpreter)."""
+    if _kernels_interpreted is not None:
+        return _kernels_interpreted
+    return _environment_interpreted()
 
 
 def _triton_installed() -> bool:
@@ -100,7 +117,8 @@ def resolve_backend(backend: str, device="cpu", dtype="float32") -> str:
         if dev != "cuda" and not (dev == "cpu" and triton_interpreted()):
             raise BackendUnavailableError(
                 f"backend='triton' runs on CUDA tensors, but the input is on {device!r}. Move it "
-                "to a GPU, set TRITON_INTERPRET=1 before importing triton to run the kernels in "
+                "to a GPU, set TRITON_INTERPRET=1 before importing triton (and before tsrnn's "
+                "first Triton call; the kernels keep the mode they were made in) to run them in "
                 "Triton's (slow) CPU interpreter, or use backend='numba' on the CPU."
             )
         if name not in _TRITON_DTYPES:
@@ -144,4 +162,18 @@ def get_kernel(cell: str, backend: str):
             f"get_kernel needs a concrete backend {tuple(_MODULES)}, got {backend!r}; "
             "call resolve_backend first."
         )
+    if backend == "triton" and _kernels_interpreted is None:
+        _make_triton_kernels()
     return importlib.import_module(f"tsrnn.kernels.{cell}.{_MODULES[backend]}")
+
+
+def _make_triton_kernels() -> None:
+    """Import every cell's Triton kernels at once and record the mode they were made in.
+
+    ``triton.jit`` reads ``TRITON_INTERPRET`` when it decorates a kernel: all of tsrnn's are
+    made together, in one mode, which :func:`triton_interpreted` reports from then on."""
+    global _kernels_interpreted
+    mode = _environment_interpreted()
+    for cell in CELLS:
+        importlib.import_module(f"tsrnn.kernels.{cell}.triton_gpu")
+    _kernels_interpreted = mode

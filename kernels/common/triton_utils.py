@@ -90,8 +90,10 @@ def tanh(x):
     libdevice.
     """
     a = tl.abs(x)
-    # tanh(20) rounds to 1 in fp32 and fp64 alike; clamping keeps exp from overflowing
-    big = 1.0 - 2.0 / (tl.exp(2.0 * tl.minimum(a, 20.0)) + 1.0)
+    # tanh(20) rounds to 1 in fp32 and fp64 alike; clamping keeps exp from overflowing. A NaN
+    # must pass the clamp (tl.minimum drops it by default: tanh(NaN) was 1)
+    clamped = tl.minimum(a, 20.0, propagate_nan=tl.PropagateNan.ALL)
+    big = 1.0 - 2.0 / (tl.exp(2.0 * clamped) + 1.0)
     x2 = x * x
     poly = x2 * (-1382.0 / 155925.0) + 62.0 / 2835.0
     poly = x2 * poly - 17.0 / 315.0

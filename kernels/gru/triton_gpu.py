@@ -324,11 +324,11 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **o
     d_c0 : None
     """
     T, B, H = out.shape
+    if grad_hn is None:  # before the fallback too: the reference needs a tensor
+        grad_hn = torch.zeros_like(h0)
     if not tu.fused("gru", H):
         return reference.backward(grad_out, grad_hn, None, saved[0], w_hh, b_hh, h0, None, out,
                                   ())
-    if grad_hn is None:
-        grad_hn = torch.zeros_like(h0)
     grad_out, grad_hn, w_hh, h0, out = tu.as_contiguous(grad_out, grad_hn, w_hh, h0, out)
     dev = out.device
     d_gx = torch.empty((T, B, 3 * H), dtype=out.dtype, device=dev)

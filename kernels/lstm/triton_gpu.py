@@ -351,13 +351,13 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **o
     d_h0, d_c0 : Tensor (B, H)
     """
     T, B, H = out.shape
-    if not tu.fused("lstm", H):
-        return reference.backward(grad_out, grad_hn, grad_cn, saved[0], w_hh, b_hh, h0, c0, out,
-                                  ())
-    if grad_hn is None:
+    if grad_hn is None:  # before the fallback too: the reference needs tensors
         grad_hn = torch.zeros_like(h0)
     if grad_cn is None:
         grad_cn = torch.zeros_like(c0)
+    if not tu.fused("lstm", H):
+        return reference.backward(grad_out, grad_hn, grad_cn, saved[0], w_hh, b_hh, h0, c0, out,
+                                  ())
     grad_out, grad_hn, grad_cn, w_hh, c0 = tu.as_contiguous(grad_out, grad_hn, grad_cn, w_hh, c0)
     sg, sc = tu.as_contiguous(*saved)
     dev = out.device

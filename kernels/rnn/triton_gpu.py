@@ -31,7 +31,7 @@ BACKWARD_NEEDS_GX = False
 @triton.jit
 def _act(pre, RELU: tl.constexpr):
     if RELU:
-        return tl.maximum(pre, 0.0)
+        return tl.maximum(pre, 0.0, propagate_nan=tl.PropagateNan.ALL)  # relu(NaN) is NaN
     return tanh(pre)
 
 
@@ -39,7 +39,7 @@ def _act(pre, RELU: tl.constexpr):
 def _act_grad(dh, h, RELU: tl.constexpr):
     """``dh * act'(pre)`` written with the activation's output ``h = act(pre)``."""
     if RELU:
-        return tl.where(h > 0, dh, 0.0)
+        return tl.where(h <= 0, 0.0, dh)  # as torch's relu backward: NaN lets dh through
     return dh * (1.0 - h * h)
 
 
@@ -249,11 +249,11 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
     """
     relu = _check_nonlinearity(nonlinearity)
     T, B, H = out.shape
+    if grad_hn is None:  # before the fallback too: the reference needs a tensor
+        grad_hn = torch.zeros_like(h0)
     if not tu.fused("rnn", H):
         return reference.backward(grad_out, grad_hn, None, saved[0], w_hh, b_hh, h0, None, out,
                                   (), nonlinearity=nonlinearity)
-    if grad_hn is None:
-        grad_hn = torch.zeros_like(h0)
     grad_out, grad_hn, w_hh, out = tu.as_contiguous(grad_out, grad_hn, w_hh, out)
     d_pre = torch.empty((T, B, H), dtype=out.dtype, device=out.device)
     d_h0 = torch.empty((B, H), dtype=out.dtype, device=out.device)

@@ -349,6 +349,46 @@ def test_tanh_helper_is_accurate():
         torch.testing.assert_close(y, torch.tanh(xs.double()).to(dtype), rtol=rtol, atol=0)
 
 
+@pytest.mark.parametrize("where", ["gx_first", "gx_last_gate", "h0", "c0"])
+@pytest.mark.parametrize("name", list(CELLS))
+def test_nan_propagates_as_in_the_reference(name, where):
+    """A NaN in the input, the state or the last gate's columns (the candidate: tanh, or relu)
+    spreads as in the reference, forward and backward. The clamps in tanh and relu
+    (``tl.minimum``/``tl.maximum``) dropped it by default: tanh(NaN) was 1, relu(NaN) 0, and
+    training went on over bad data with finite losses."""
+    cell, nonlinearity, _ = CELLS[name]
+    if where == "c0" and cell != "lstm":
+        pytest.skip("c0 is the LSTM's only")
+    kernel, reference = _modules(cell)
+    opts = _options(nonlinearity)
+    T, B, H = 3, 2, 5
+    gx, w, b, h0, c0 = _inputs(cell, T, B, H, torch.float64)
+    nan = float("nan")
+    if where == "gx_first":
+        gx[0, 0, 0] = nan
+    elif where == "gx_last_gate":
+        gx[0, 0, -1] = nan
+    elif where == "h0":
+        h0[1, 2] = nan
+    else:
+        c0[1, 2] = nan
+    got = kernel.forward(gx, w, b, h0, c0, save=True, **opts)
+    want = reference.forward(gx, w, b, h0, c0, **opts)
+    assert torch.isnan(want[0]).any()
+    for what, a, e in zip(("out", "h_n", "c_n"), got[:3], want[:3]):
+        if e is not None:
+            torch.testing.assert_close(a, e, **TOL[torch.float64], equal_nan=True,
+                                       msg=lambda m, w=what: f"{w}: {m}")
+    g_out, g_hn, g_cn = _cotangents(got[0], got[1], got[2])
+    grads = kernel.backward(g_out, g_hn, g_cn, gx if kernel.BACKWARD_NEEDS_GX else None, w, b,
+                            h0, c0, got[0], got[3], **opts)
+    ref_grads = reference.backward(g_out, g_hn, g_cn, gx, w, b, h0, c0, want[0], (), **opts)
+    for what, a, e in zip(("d_gx", "d_gh", "d_h0", "d_c0"), grads, ref_grads):
+        if e is not None:
+            torch.testing.assert_close(a, e, **TOL[torch.float64], equal_nan=True,
+                                       msg=lambda m, w=what: f"{w}: {m}")
+
+
 @pytest.mark.parametrize("name", list(CELLS))
 def test_fallback_above_max_hidden_warns_once(name, monkeypatch):
     """H = 257 runs the reference (correct, slower) and says so once."""
@@ -371,6 +411,56 @@ def test_fallback_above_max_hidden_warns_once(name, monkeypatch):
     for what, a, e in zip(("out", "h_n", "c_n", "d_gx", "d_gh", "d_h0", "d_c0"),
                           (out, hn, cn, *got), (*want_fwd[:3], *want)):
         _assert_close(a, e, torch.float32, what)
+    # no gradient for the final state(s): None, as the fused path takes it (it crashed here)
+    got = kernel.backward(g_out, None, None, None, w, b, h0, c0, out, saved, **opts)
+    zeros = [None if t is None else torch.zeros_like(t) for t in (g_hn, g_cn)]
+    want = reference.backward(g_out, *zeros, gx, w, b, h0, c0, out, (), **opts)
+    for what, a, e in zip(("d_gx", "d_gh", "d_h0", "d_c0"), got, want):
+        _assert_close(a, e, torch.float32, what)
+
+
+def test_interpreter_mode_is_the_kernels_not_the_variables():
+    """triton.jit reads TRITON_INTERPRET once, when the kernels are made: a later change of the
+    variable must not switch the plan (a bfloat16 plan for compiled kernels ran in the
+    interpreter and gave errors of 2.4) nor let CPU tensors reach compiled kernels (Triton's
+    "0 active drivers")."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import os, sys, torch
+mode = sys.argv[1]
+from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, resolve_backend
+from tsrnn.kernels.common import triton_utils as tu
+if mode == "1":
+    torch.manual_seed(0)
+    args = (torch.randn(2, 2, 9), torch.randn(9, 3) * 0.5, torch.zeros(9), torch.randn(2, 3))
+    args = [a.bfloat16() for a in args]
+    want = get_kernel("gru", "torch").forward(*[a.double() for a in args])[0]
+    first = get_kernel("gru", "triton").forward(*args)[0].double()  # kernels made, run
+else:
+    get_kernel("gru", "triton")  # kernels made, compiled (no GPU to run them here)
+os.environ["TRITON_INTERPRET"] = "0" if mode == "1" else "1"  # flipped after that
+if mode == "1":
+    assert str(tu.plan(2, 3, 3, torch.bfloat16, torch.device("cpu")).dot_dtype) == "fp32"
+    got = get_kernel("gru", "triton").forward(*args)[0].double()
+    assert (got - want).abs().max() < 0.03, (got - want).abs().max()
+    assert torch.equal(got, first)
+else:
+    try:
+        resolve_backend("triton", "cpu", "float32")
+    except BackendUnavailableError as e:
+        assert "before importing triton" in str(e)
+    else:
+        raise AssertionError("CPU tensors were sent to compiled Triton kernels")
+print("ok")
+"""
+    for mode in ("1", "0"):
+        env = dict(os.environ, TRITON_INTERPRET=mode)
+        done = subprocess.run([sys.executable, "-c", code, mode], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 def test_fallback_layer_matches_torch_nn(monkeypatch):
