@@ -644,7 +644,7 @@ def test_divergence_warns_and_stops():
     assert model.n_epochs_ < 5 and not np.isfinite(model.history_[-1]["train_loss"])
     # one warning, tsrnn's own (no NumPy overflow besides it), pointing at the caller's line
     assert [w.category for w in caught] == [ConvergenceWarning], caught
-    assert "training diverged. Lower learning_rate" in str(caught[0].message)
+    assert "training diverged" in str(caught[0].message)
     assert caught[0].filename == __file__
 
 
@@ -922,3 +922,49 @@ def test_fits_in_threads_at_once_give_the_serial_results(params):
     for k in range(3):
         np.testing.assert_array_equal(got[k], want)
     assert torch.equal(torch.get_rng_state(), state)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [
+        pd.date_range("2000-01", periods=66, freq="MS"),
+        pd.period_range("2000-01", periods=66, freq="M"),
+        pd.RangeIndex(100, 166),
+    ],
+    ids=["datetime", "period", "range"],
+)
+def test_update_with_rows_numbered_from_zero_continues_the_series(index):
+    """Rows labelled 0, 1, ... carry no position (as an array): update takes them as the next
+    steps. The series' end became the label 1 (forecasts stamped 1970, PeriodIndex failing)."""
+    y = pd.Series(np.sin(np.arange(66) / 3) + 5, index=index)
+    model = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0).fit(y[:60])
+    as_array = copy.deepcopy(model).update(y[60:62].to_numpy())
+    model.update(y[60:62].reset_index(drop=True))
+    out = model.predict(2)
+    assert list(out.index) == list(index[62:64]) == list(as_array.predict(2).index)
+    np.testing.assert_array_equal(out.to_numpy(), as_array.predict(2).to_numpy())
+    model.update(y[62:64])  # the real stamps carry on from there
+    assert model.predict(1).index[0] == index[64]
+
+
+def test_divergence_warns_and_keeps_finite_weights():
+    """A non-finite validation loss ends training too, with the warning (a finite last training
+    loss hid it: forecasts of 1e12 for a series around 10, silently); a first epoch that
+    diverges falls back on the initial weights (best_epoch_ 0), not NaN ones."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    t = np.arange(100)
+    noise = 0.3 * np.random.default_rng(0).standard_normal(100)
+    y = pd.Series(10 + 3 * np.sin(t * 2 * np.pi / 7) + noise,
+                  index=pd.date_range("2000-01-01", periods=100, freq="D"))
+    for kw, first in (
+        (dict(hidden_size=6, learning_rate=50.0), False),
+        (dict(hidden_size=4, learning_rate=1e12), True),
+    ):
+        model = RNNForecaster(max_epochs=4, optimizer="sgd", clip_norm=None, random_state=0, **kw)
+        with pytest.warns(ConvergenceWarning, match="training diverged"):
+            model.fit(y)
+        assert np.isfinite(model.predict(3)).all()
+        last = model.history_[-1]
+        assert not all(np.isfinite([last["train_loss"], last["valid_loss"]]))
+        assert (model.best_epoch_ == 0) == first and model.best_epoch_ < model.n_epochs_

@@ -195,6 +195,20 @@ def test_window_too_long_names_the_fix(no_training):
         RNNForecaster(window=60, **TINY).fit(Y)
 
 
+def test_too_short_message_offers_only_fixes_that_apply(no_training):
+    # window='auto' gives 1 here: "a smaller window" cannot help
+    with pytest.raises(ValueError, match=r"gives 1 .* Use a longer series, a smaller horizon or "
+                       r"early_stopping=False\.$") as info:
+        RNNForecaster(strategy="direct", horizon=12, **TINY).fit(Y.iloc[:20])
+    assert "smaller window" not in str(info.value)
+
+
+def test_complex_target_is_refused_not_cut_to_its_real_part(no_training):
+    for y in (Y + 1j, (Y + 1j).to_frame()):
+        with pytest.raises(ValueError, match="complex"):
+            RNNForecaster(**TINY).fit(y)
+
+
 def test_direct_horizon_too_long(no_training):
     with pytest.raises(ValueError, match="too short"):
         RNNForecaster(strategy="direct", horizon=40, window=8, **TINY).fit(Y)

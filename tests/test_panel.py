@@ -188,9 +188,9 @@ def test_panel_messages_name_the_fix_that_fits_a_panel():
     short = pd.Series(
         np.arange(13.0), index=pd.MultiIndex.from_arrays([[7] * 12 + [9], range(13)])
     )
-    with pytest.raises(ValueError, match=r"Series 9 of y is too short.*smaller horizon") as info:
+    with pytest.raises(ValueError, match=r"Series 9 of y is too short.*Use a longer series\.$"):
+        # window 1, step 1 and early stopping off: nothing else to offer
         RNNForecaster(**TINY, early_stopping=False).fit(short)
-    assert "early_stopping" not in str(info.value)  # it is off already
 
 
 def test_panel_covariates_from_a_pipeline_without_pandas_output_say_how():

@@ -178,3 +178,17 @@ def test_the_default_model_beats_the_seasonal_naive_forecast(seed):
     score = dict(y_train=train.to_numpy(), m=12)
     # measured: 0.40 vs 0.75 and 0.25 vs 1.22
     assert mase(test, model.predict(24).to_numpy(), **score) < 0.8 * mase(test, naive, **score)
+
+
+@pytest.mark.parametrize("offset", [0.0, 10.0, 1000.0, 1e5])
+@pytest.mark.parametrize("slope", [1 / 3, 1 / 7, 2 / 3, 0.1])
+def test_a_straight_line_is_not_seasonal_in_its_round_off(offset, slope):
+    """The differences of ``1000 + t / 3`` vary only by round-off (1e-13): the test found a
+    season in it and the model forecast from a year back."""
+    from tsrnn._data import check_target, seasonal_mask
+
+    line = offset + slope * np.arange(120)
+    assert not seasonal_mask(check_target(line, "y"), 12).any()
+    # a real season on the same ramp still counts, also one of 5e-7 of the level
+    t = np.arange(120)
+    assert seasonal_mask(check_target(line + 0.05 * np.sin(2 * np.pi * t / 12), "y"), 12).all()

@@ -110,6 +110,12 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
             f"{what} has non-numeric column(s): {kinds}. Every target column must be numeric: "
             "convert with pd.to_numeric, encode categories as covariates in X, or drop them."
         )
+    complex_ = [c for c, t in dtypes if pd.api.types.is_complex_dtype(t)]
+    if complex_:
+        raise ValueError(
+            f"{what} has complex column(s) {complex_[:5]}. Complex data not supported: pass "
+            "real values (e.g. the real and imaginary parts as two columns)."
+        )
 
 
 def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
@@ -539,6 +545,11 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
                     f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "
                     "with pd.to_numeric(y)."
                 )
+            if pd.api.types.is_complex_dtype(y.dtype):  # to_numpy(float) would drop the
+                raise ValueError(  # imaginary part with only NumPy's ComplexWarning
+                    f"{what} contains complex numbers (dtype {y.dtype}). Complex data not "
+                    "supported: pass real values."
+                )
             kind, ndim, columns, name = "series", 1, None, y.name
         _check_not_empty(len(y), what)
         values = _as_float_values(y.to_numpy(dtype=np.float64, na_value=np.nan), what).reshape(
@@ -688,7 +699,10 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
     The test of the M4 competition's benchmarks, on first differences (so that a trend does
     not pass for a season): the autocorrelation at lag ``period`` must exceed the 90% one-sided
     limit ``1.645 * sqrt((1 + 2 * sum(acf[1:period] ** 2)) / n)``. A series shorter than
-    ``period + 3`` rows or with a constant difference is not seasonal.
+    ``period + 3`` rows or with a constant difference is not seasonal; differences whose
+    standard deviation is below 1e-9 of the series' largest absolute value count as constant
+    (their variation is float64 round-off: a straight line such as ``1000 + t / 3`` was found
+    seasonal in its rounding errors, and forecast from a year back).
 
     Examples
     --------
@@ -709,7 +723,8 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
         d = d - d.mean(axis=0)
         n = len(d)
         denom = np.einsum("ij,ij->j", d, d)
-        ok = denom > 0
+        level = np.abs(seg).max(axis=0)
+        ok = np.sqrt(denom / n) > 1e-9 * level
         acf = np.stack(
             [np.einsum("ij,ij->j", d[:-lag], d[lag:]) for lag in range(1, period + 1)]
         ) / np.where(ok, denom, 1.0)

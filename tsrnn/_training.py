@@ -526,8 +526,10 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     chose epoch 1, three steps in, and its forecasts 24 months ahead were the worst of any
     epoch). Should training diverge or be interrupted during the warm-up, the last complete
     epoch's weights are kept.
-    Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss ends
-    training (the caller warns), with the last finite epoch's weights. ``KeyboardInterrupt``
+    Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss (the
+    training loss, or with early stopping the validation loss) ends training (the caller
+    warns), with the last finite epoch's weights, or the initial ones (``best_epoch`` 0) if
+    the first epoch diverged. ``KeyboardInterrupt``
     also ends it: the best weights so far (without early stopping, the last complete
     epoch's, not those of the epoch it cut short) are kept and ``interrupted`` is set in the
     result (the caller warns); before any epoch has completed it propagates, so that the fit
@@ -547,7 +549,8 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     early = settings["early_stopping"]
     steps_per_epoch = -(-problem.plan.n_train // settings["batch_size"])
     history = []
-    best_loss, best_epoch, best_state, waited = math.inf, 0, None, 0
+    # the initial weights: what a first epoch that diverges falls back on (best_epoch 0)
+    best_loss, best_epoch, best_state, waited = math.inf, 0, _copy_state(net), 0
     interrupted = False
     try:
         for epoch in range(1, settings["max_epochs"] + 1):

@@ -223,7 +223,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     n_epochs_ : int
         Epochs run.
     best_epoch_ : int
-        The epoch whose weights were kept.
+        The epoch whose weights were kept (0: the initial weights, where the first epoch
+        already diverged).
     window_ : int
         The window used (resolves ``'auto'``).
     seasonal_period_ : int
@@ -552,12 +553,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else ""
         )
         wname = "window='auto' gives " if self.window == "auto" else "window="
-        fixes = "a smaller horizon, or early_stopping=False" if valid else "or a smaller horizon"
+        fixes = ["a longer series"]
+        if window > 1:
+            fixes.append("a smaller window (window='auto' adapts to short series)")
+        fixes.append("a smaller horizon" if H > 1 else None)
+        fixes.append("early_stopping=False" if valid else None)
+        fixes = [f for f in fixes if f is not None]
+        fix = ", ".join(fixes[:-1]) + (" or " if len(fixes) > 1 else "") + fixes[-1]
         raise ValueError(
             f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
             f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
-            f"least {window + H}{valid}, i.e. {int(need[k])}. Pass a longer series, use a "
-            f"smaller window (window='auto' adapts to short series), {fixes}."
+            f"least {window + H}{valid}, i.e. {int(need[k])}. Use {fix}."
         )
 
     def _train(self, prep) -> dict:
@@ -621,12 +627,21 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 InterruptedFitWarning,
                 stacklevel=4,
             )
-        if history and not np.isfinite(history[-1]["train_loss"]):
+        last = history[-1] if history else {}
+        if history and not all(
+            np.isfinite(last[k]) for k in ("train_loss", "valid_loss") if last[k] is not None
+        ):
             from tsrnn.exceptions import ConvergenceWarning
 
             warnings.warn(
-                "The training loss became NaN or infinite: training diverged. Lower "
-                "learning_rate, keep gradient clipping on (clip_norm), or scale the target.",
+                "The training loss became NaN or infinite: training diverged (the "
+                + (
+                    f"weights of epoch {result.best_epoch} were kept"
+                    if result.best_epoch
+                    else "first epoch already: the initial weights were kept"
+                )
+                + "). Lower learning_rate, keep gradient clipping on (clip_norm), or scale the "
+                "target.",
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -1165,6 +1180,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             index = None if new.index is None else new.index[j]
             if layout["kind"] == "array" and not layout["kind_from_covariates"]:
                 index = None
+            if index is not None and is_positionless(index):
+                index = None  # rows labelled 0, 1, ...: they continue the series, as an array
             st = steps_ahead(ends[k], axis, index, n, "y_new")
             if not np.array_equal(st, np.arange(1, n + 1)):
                 raise ValueError(
