@@ -243,6 +243,40 @@ def test_file_without_time_column_forecasts_numbered_steps(tmp_path, capsys):
     assert list(forecast.index) == [40, 41, 42] and np.isfinite(forecast["count"]).all()
 
 
+def test_day_first_dates_are_read_day_first_or_the_order_is_asked_for(tmp_path, capsys):
+    # 13/01/2021 can only be day first: the whole column is read so (it was read month first
+    # up to the 12th, then refused as "not in time order" for rows that were in order)
+    days = pd.date_range("2021-01-13", periods=30, freq="D")
+    path = tmp_path / "dmy.csv"
+    pd.DataFrame({"day": days.strftime("%d/%m/%Y"), "y": np.arange(30.0) % 7}).to_csv(
+        path, index=False
+    )
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("2021-02-12", periods=2, freq="D"))
+    assert "put the day first, but --date-order is mdy" in _fails(
+        ["forecast", path, "-H", "2", "--date-order", "mdy"], capsys
+    )
+    # 01/02/1949 ... 01/12/1949: monthly day first, or daily month first; it was silently
+    # forecast as daily data from 1949-01-13
+    months = pd.date_range("1949-01-01", periods=12, freq="MS")
+    path = tmp_path / "ambiguous.csv"
+    pd.DataFrame({"month": months.strftime("%d/%m/%Y"), "y": np.arange(12.0)}).to_csv(
+        path, index=False
+    )
+    assert "read as day/month and as month/day alike" in _fails(
+        ["forecast", path, "-H", "2"], capsys
+    )
+    code, out, _ = _run(["forecast", path, "-H", "2", "--date-order", "dmy", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("1950-01-01", periods=2, freq="MS"))
+    code, out, _ = _run(["forecast", path, "-H", "2", "--date-order", "mdy", *FAST], capsys)
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("1949-01-13", periods=2, freq="D"))
+
+
 def test_headers_that_pandas_would_rename_or_misread_are_refused(tmp_path, capsys):
     dup = tmp_path / "dup.csv"
     dup.write_text("month,sales,sales\n2000-01-01,1,2\n2000-02-01,3,4\n")
@@ -348,3 +382,53 @@ def test_console_script_is_declared():
     scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts")}
     assert scripts.get("tsrnn") == "tsrnn.cli:main"
     assert os.path.exists(os.path.join(os.path.dirname(sys.executable), "tsrnn"))
+
+
+def test_output_folders_are_checked_before_the_fit(tmp_path, capsys):
+    missing = tmp_path / "no" / "such"
+    for option, name in (("-o", "f.csv"), ("--plot", "f.png"), ("--save-model", "m.joblib")):
+        err = _fails(["forecast", "--dataset", "air_passengers", "-H", "2", option,
+                      missing / name], capsys)
+        assert "there is no folder" in err
+
+
+def test_a_failed_write_to_stdout_is_an_error_not_a_traceback(tmp_path):
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs /dev/full (Linux) to fail a write")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "tsrnn", "forecast", "--dataset", "air_passengers", "-H",
+             "2", "-q", *FAST],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=600,
+        )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "cannot write the forecast to standard output" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_numba_disabled_runs_the_torch_reference():
+    code = """
+import warnings, torch, tsrnn, tsrnn.nn
+from tsrnn.kernels.common.registry import BackendUnavailableError, resolve_backend
+assert resolve_backend("auto", "cpu", "float32") == "torch"
+try:
+    resolve_backend("numba", "cpu", "float32")
+except BackendUnavailableError as e:
+    assert "NUMBA_DISABLE_JIT" in str(e)
+else:
+    raise AssertionError("numba backend accepted with the JIT disabled")
+ref = torch.nn.GRU(2, 3)
+gru = tsrnn.nn.GRU(2, 3)
+gru.load_state_dict(ref.state_dict())
+x = torch.randn(4, 2, 2)
+torch.testing.assert_close(gru(x)[0], ref(x)[0])
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    assert tsrnn.warmup() == 0.0
+assert any("NUMBA_DISABLE_JIT" in str(w.message) for w in caught)
+print("ok")
+"""
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

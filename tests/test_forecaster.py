@@ -531,7 +531,10 @@ def test_divergence_during_the_warmup_keeps_the_last_finite_epoch(monkeypatch):
     monkeypatch.setattr(training, "validate", scripted)
     monkeypatch.setattr(training, "WARMUP_STEPS", 10**9)
     model = RNNForecaster(**dict(TINY, max_epochs=10))
-    model.fit(seasonal(80, seed=3))
+    from tsrnn.exceptions import ConvergenceWarning
+
+    with pytest.warns(ConvergenceWarning, match=r"diverged \(the weights of epoch 2 were kept\)"):
+        model.fit(seasonal(80, seed=3))  # a NaN validation loss is a divergence too
     assert model.n_epochs_ == 3 and model.best_epoch_ == 2
     for k, v in model.module_.state_dict().items():
         assert torch.equal(v, states[1][k]), k
@@ -885,6 +888,41 @@ def test_warmup_takes_one_name_or_several_and_names_bad_ones():
         tsrnn.warmup(cells=["gru"], dtypes=["float16"])
     with pytest.raises(ValueError, match=r"cells must be names among.*got \['gruu'\]"):
         tsrnn.warmup(cells=["gruu"])
+    with pytest.raises(TypeError, match=r"cells must be a name or an iterable.*got None"):
+        tsrnn.warmup(cells=None)
+
+
+def test_omp_num_threads_bounds_the_kernels_also_where_numba_came_first():
+    """The documented rule (OMP_NUM_THREADS honoured when NUMBA_NUM_THREADS is unset) held only
+    where tsrnn was imported before Numba."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numba, numpy as np
+from tsrnn import RNNForecaster
+assert numba.config.NUMBA_NUM_THREADS >= 2
+model = RNNForecaster(hidden_size=4, max_epochs=1, random_state=0)
+inside = []
+import tsrnn.kernels.gru.numba_cpu as gru
+real_train = gru.train_head
+def train_head(*a, **k):
+    inside.append(numba.get_num_threads())
+    return real_train(*a, **k)
+gru.train_head = train_head
+model.fit(np.sin(np.arange(60) / 3))
+assert inside and set(inside) == {1}, inside
+assert numba.get_num_threads() == numba.config.NUMBA_NUM_THREADS  # restored after
+print("ok")
+"""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_NUM_THREADS"}
+    env["OMP_NUM_THREADS"] = "1"
+    if os.cpu_count() < 2:
+        pytest.skip("needs 2 cores, so that Numba's pool has more than the one thread asked")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
 @pytest.mark.parametrize(
@@ -968,3 +1006,22 @@ def test_divergence_warns_and_keeps_finite_weights():
         last = model.history_[-1]
         assert not all(np.isfinite([last["train_loss"], last["valid_loss"]]))
         assert (model.best_epoch_ == 0) == first and model.best_epoch_ < model.n_epochs_
+
+
+def test_torch_thread_count_of_one_is_restored_after_a_first_fit():
+    """Starting Numba's OpenMP pool in a process's first fit raised torch's thread count from
+    1 to 2, and a saved 1 was never restored (as in a Dask worker set to one thread)."""
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np, torch
+from tsrnn import RNNForecaster
+torch.set_num_threads(1)
+RNNForecaster(hidden_size=4, max_epochs=1, random_state=0).fit(np.sin(np.arange(60) / 3))
+assert torch.get_num_threads() == 1, torch.get_num_threads()
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

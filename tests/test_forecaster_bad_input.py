@@ -225,6 +225,13 @@ def test_unknown_device(no_training):
         RNNForecaster(device="tpu9", **TINY).fit(Y)
 
 
+@pytest.mark.parametrize("device", ["meta", "mps", "xpu"])
+def test_torch_devices_the_forecaster_does_not_run_on_are_refused(no_training, device):
+    # torch knows them: they failed later with a RuntimeError or an AssertionError
+    with pytest.raises(ValueError, match=rf"device='{device}' is not supported.*'cpu' or 'cuda'"):
+        RNNForecaster(device=device, **TINY).fit(Y)
+
+
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
 def test_unavailable_backend(no_training, monkeypatch):
     from tsrnn.kernels.common import registry

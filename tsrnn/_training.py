@@ -812,7 +812,8 @@ def serial_torch():
     finally:
         with _TORCH_THREADS_LOCK:
             _torch_threads_users -= 1
-            if _torch_threads_users == 0 and _torch_threads_saved != 1:
+            # also where it was 1: starting Numba's OpenMP pool in the block can raise it
+            if _torch_threads_users == 0 and torch.get_num_threads() != _torch_threads_saved:
                 torch.set_num_threads(_torch_threads_saved)
 
 
@@ -837,11 +838,13 @@ def thread_limits(n_threads, device=None):
     """
     serial = device is not None and torch.device(device).type == "cpu"
     with contextlib.ExitStack() as stack:
-        if n_threads is not None:
-            from tsrnn.kernels.common.numba_config import num_threads
+        from tsrnn.kernels.common.numba_config import num_threads
 
+        if n_threads is not None:
             stack.enter_context(_threadpools().limit(limits=int(n_threads)))
             stack.enter_context(num_threads(int(n_threads)))
+        else:  # OMP_NUM_THREADS without NUMBA_NUM_THREADS, where Numba came before tsrnn
+            stack.enter_context(num_threads(None))
         if serial:
             stack.enter_context(serial_torch())
         yield

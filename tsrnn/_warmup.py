@@ -6,7 +6,7 @@ import time
 
 import torch
 
-from tsrnn.kernels.common.registry import CELLS, get_kernel
+from tsrnn.kernels.common.registry import CELLS, _numba_jit_disabled, get_kernel
 
 
 def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> float:
@@ -41,6 +41,16 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
 
     cells = _choices(cells, CELLS, "cells")
     dtypes = _choices(dtypes, ("float32", "float64"), "dtypes")
+    if _numba_jit_disabled():
+        import warnings
+
+        warnings.warn(
+            "tsrnn.warmup: NUMBA_DISABLE_JIT=1, so there is nothing to compile (the layers run "
+            "the torch reference loop then); nothing was done.",
+            UserWarning,
+            stacklevel=2,
+        )
+        return 0.0
 
     from tsrnn._batch_numba import train_batch
     from tsrnn._data import WindowPlan
@@ -90,6 +100,11 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
 def _choices(values, allowed, name: str) -> list:
     """``values`` as a list of allowed names; one name alone (a string) is taken as a list of
     one, as a user writing ``warmup(cells="gru")`` means."""
+    if not isinstance(values, str) and not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"warmup's {name} must be a name or an iterable of names among {list(allowed)}, "
+            f"got {values!r}."
+        )
     values = [values] if isinstance(values, str) else list(values)
     bad = [v for v in values if v not in allowed]
     if bad:

@@ -181,6 +181,12 @@ def build_parser():
         help="the CSV has no time column: rows are numbered 0, 1, 2, ...",
     )
     data.add_argument(
+        "--date-order",
+        choices=("dmy", "mdy"),
+        help="order of day and month in numeric dates such as 03/04/2021: dmy (day first) or "
+        "mdy (month first); needed only where the file cannot tell (no day above 12)",
+    )
+    data.add_argument(
         "--freq",
         metavar="FREQ",
         help="pandas frequency of the time stamps (e.g. D, W-SUN, MS, QS, h); default: "
@@ -435,6 +441,14 @@ def _check_option_combinations(args):
     if args.plot is not None and os.path.splitext(str(args.plot))[1].lower() != ".png":
         # checked before any work: a fit should not be lost to a plot that cannot be written
         raise _InputError(f"--plot draws a PNG file: give a path ending in .png, not {args.plot!r}")
+    # checked before any work too: a fit should not be lost to a folder that is not there
+    for option, path in (("--output", args.output), ("--plot", args.plot),
+                         ("--save-model", args.save_model)):
+        folder = os.path.dirname(os.path.abspath(str(path))) if path is not None else None
+        if folder is not None and not os.path.isdir(folder):
+            raise _InputError(f"{option} {str(path)!r}: there is no folder {folder!r}")
+        if folder is not None and not os.access(folder, os.W_OK):
+            raise _InputError(f"{option} {str(path)!r}: the folder {folder!r} is not writable")
     if args.load_model is not None and args.save_model is not None:
         raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
     fit_only = [
@@ -540,7 +554,7 @@ def _read_csv(path, args):
             f"{path!r} has no column {time_col!r} (--time-col); its columns are "
             f"{list(frame.columns)}"
         )
-    index = _time_index(frame[time_col], path, args.freq)
+    index = _time_index(frame[time_col], path, args.freq, args.date_order)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
 
@@ -565,7 +579,7 @@ def _check_header(path, frame):
         )
 
 
-def _time_index(column, path, freq):
+def _time_index(column, path, freq, date_order=None):
     import numpy as np
     import pandas as pd
 
@@ -595,7 +609,7 @@ def _time_index(column, path, freq):
             )
         step = int(steps[0]) if len(values) > 1 else 1
         return pd.RangeIndex(values[0], values[-1] + step, step, name=name)
-    index = _parse_dates(column, where)
+    index = _parse_dates(column, where, date_order)
     _check_order(index, where)
     if freq is not None:
         return _apply_freq(index, freq, where)
@@ -610,21 +624,60 @@ def _time_index(column, path, freq):
     return inferred
 
 
-def _parse_dates(column, where):
+# dates written with day and month as numbers, year last: 03/04/2021, 3.4.21, 03-04-2021 12:00
+_NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-]\d{2,4}(?:[ T].*)?$"
+
+
+def _day_first(column, where, date_order):
+    """Whether numeric dates put the day first: from ``--date-order``, else from the data (a
+    first number above 12 is a day, a second one above 12 too); None where the dates are not
+    of that form. Where every number is 12 or below both readings are dates (01/02/1949 is 1
+    February or 2 January), and pandas would read them month first without a word: refused."""
+    parts = column.astype(str).str.extract(_NUMERIC_DATE)
+    if parts.isna().any().any():
+        return None
+    first, second = parts[0].astype(int), parts[1].astype(int)
+    order = {"dmy": True, "mdy": False}.get(date_order)
+    if (first > 12).any() and (second > 12).any():
+        return order  # not one order: to_datetime will say which values fail
+    if (first > 12).any() or (second > 12).any():
+        found = bool((first > 12).any())
+        if order is not None and order != found:
+            row = int((first if found else second).gt(12).to_numpy().argmax())
+            raise _InputError(
+                f"{where} has dates such as {column.iloc[row]!r}, which put the "
+                f"{'day' if found else 'month'} first, but --date-order is {date_order}"
+            )
+        return found
+    if order is None:
+        raise _InputError(
+            f"{where} has dates such as {column.iloc[0]!r} that read as day/month and as "
+            "month/day alike (no number above 12 tells them apart): say which with "
+            "--date-order dmy (day first) or --date-order mdy (month first), or write the "
+            "dates as YYYY-MM-DD"
+        )
+    return order
+
+
+def _parse_dates(column, where, date_order=None):
     import pandas as pd
 
+    day_first = _day_first(column, where, date_order)
+    options = {} if day_first is None else {"dayfirst": day_first}
     with warnings.catch_warnings():
         # "Could not infer format ... falling back to dateutil": fine for a CLI, which then
         # checks that the stamps are regular.
         warnings.simplefilter("ignore", UserWarning)
         try:
-            return pd.DatetimeIndex(pd.to_datetime(column), name=column.name)
+            return pd.DatetimeIndex(pd.to_datetime(column, **options), name=column.name)
         except (ValueError, TypeError, OverflowError):
             pass
         try:
             # stamps with UTC offsets that change (daylight saving time): the same instants in
             # UTC, where an hourly series stays hourly
-            return pd.DatetimeIndex(pd.to_datetime(column, utc=True), name=column.name)
+            return pd.DatetimeIndex(
+                pd.to_datetime(column, utc=True, **options), name=column.name
+            )
         except (ValueError, TypeError, OverflowError):
             pass
         try:
@@ -916,6 +969,10 @@ def _write_forecast(forecast, output):
             # that Python's final flush does not raise again.
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
+        except OSError as exc:  # a full disk, a closed or read-only descriptor
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the final flush would fail again
+            raise _InputError(f"cannot write the forecast to standard output: {exc}") from None
         return
     try:
         frame.to_csv(output)

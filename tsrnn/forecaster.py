@@ -96,6 +96,13 @@ def _resolve_device(device) -> torch.device:
             raise ValueError(
                 f"device={device!r} is not a torch device ({exc}). Use 'auto', 'cpu' or 'cuda'."
             ) from None
+    if dev.type not in ("cpu", "cuda"):
+        # torch knows 'meta', 'mps', 'xpu', ...: the forecaster reads its results back on the
+        # CPU and its kernels run on CPUs and CUDA GPUs only
+        raise ValueError(
+            f"device={str(device)!r} is not supported: the forecaster runs on 'cpu' or 'cuda' "
+            "('auto' picks). Use one of those."
+        )
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ValueError(
             f"device={str(device)!r} but CUDA is not available on this machine "
@@ -192,7 +199,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     backend : {'auto', 'numba', 'triton', 'torch'}, default='auto'
         Kernel of the recurrent layer (see :mod:`tsrnn.nn`).
     device : str or torch.device, default='auto'
-        ``'auto'``: CUDA when available, else the CPU.
+        ``'auto'``: CUDA when available, else the CPU. Other torch devices (``'mps'``,
+        ``'meta'``, ...) are refused.
     dtype : {'float32', 'float64'}, default='float32'
         Precision of the network.
     n_threads : int or None, default=None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 
 CELLS = ("rnn", "gru", "lstm")
 BACKENDS = ("auto", "numba", "triton", "torch")
@@ -43,6 +44,15 @@ def triton_interpreted() -> bool:
     return _environment_interpreted()
 
 
+def _numba_jit_disabled() -> bool:
+    """``NUMBA_DISABLE_JIT=1``: Numba runs functions as plain Python, which the kernels'
+    SIMD intrinsics cannot do."""
+    numba = sys.modules.get("numba")
+    if numba is not None:
+        return bool(numba.config.DISABLE_JIT)
+    return os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
 def _triton_installed() -> bool:
     return importlib.util.find_spec("triton") is not None
 
@@ -61,7 +71,8 @@ def resolve_backend(backend: str, device="cpu", dtype="float32") -> str:
     Parameters
     ----------
     backend : {'auto', 'numba', 'triton', 'torch'}
-        ``'auto'`` picks Triton for CUDA tensors and Numba for CPU tensors.
+        ``'auto'`` picks Triton for CUDA tensors and Numba for CPU tensors (the torch
+        reference under ``NUMBA_DISABLE_JIT=1``).
     device : str or torch.device
     dtype : str or torch.dtype
 
@@ -93,7 +104,8 @@ def resolve_backend(backend: str, device="cpu", dtype="float32") -> str:
         if dev == "cuda":
             backend = "triton" if _triton_installed() and name in _TRITON_DTYPES else "torch"
         elif dev == "cpu":
-            backend = "numba" if name in _NUMBA_DTYPES else "torch"
+            numba_ok = name in _NUMBA_DTYPES and not _numba_jit_disabled()
+            backend = "numba" if numba_ok else "torch"
         else:
             backend = "torch"
         return backend
@@ -107,6 +119,12 @@ def resolve_backend(backend: str, device="cpu", dtype="float32") -> str:
             raise BackendUnavailableError(
                 f"backend='numba' supports float32 and float64, got {name}. Convert the input "
                 "(e.g. .float()) or use backend='torch'."
+            )
+        if _numba_jit_disabled():
+            raise BackendUnavailableError(
+                "backend='numba' cannot run with NUMBA_DISABLE_JIT=1 (its kernels use SIMD "
+                "intrinsics that exist only compiled). Unset it, or use backend='torch' (what "
+                "backend='auto' then picks)."
             )
     elif backend == "triton":
         if not _triton_installed():
