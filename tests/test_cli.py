@@ -258,6 +258,18 @@ def test_day_first_dates_are_read_day_first_or_the_order_is_asked_for(tmp_path, 
     assert "put the day first, but --date-order is mdy" in _fails(
         ["forecast", path, "-H", "2", "--date-order", "mdy"], capsys
     )
+    # a --future file whose few rows cannot show the order takes the history's
+    hist, future = tmp_path / "hist.csv", tmp_path / "future.csv"
+    frame = pd.DataFrame({"day": days.strftime("%d/%m/%Y"), "y": np.arange(30.0) % 7,
+                          "x": np.arange(30.0) % 3})
+    frame.to_csv(hist, index=False)
+    ahead = pd.date_range("2021-02-12", periods=2, freq="D")  # 12/02, 13/02: 13 > 12 ...
+    pd.DataFrame({"day": ["12/02/2021"], "x": [1.0]}).to_csv(future, index=False)  # ... 12 not
+    code, out, _ = _run(["forecast", hist, "--target", "y", "--covariates", "x", "--future",
+                         future, *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(ahead[:1])
     # 01/02/1949 ... 01/12/1949: monthly day first, or daily month first; it was silently
     # forecast as daily data from 1949-01-13
     months = pd.date_range("1949-01-01", periods=12, freq="MS")

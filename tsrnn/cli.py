@@ -554,6 +554,9 @@ def _read_csv(path, args):
             f"{path!r} has no column {time_col!r} (--time-col); its columns are "
             f"{list(frame.columns)}"
         )
+    if args.date_order is None:
+        # the order the data shows holds for the --future file too, whose few rows may not
+        args.date_order = _date_order_shown(frame[time_col])
     index = _time_index(frame[time_col], path, args.freq, args.date_order)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
@@ -626,6 +629,18 @@ def _time_index(column, path, freq, date_order=None):
 
 # dates written with day and month as numbers, year last: 03/04/2021, 3.4.21, 03-04-2021 12:00
 _NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-]\d{2,4}(?:[ T].*)?$"
+
+
+def _date_order_shown(column):
+    """'dmy' or 'mdy' where numeric dates show their order (a number above 12 in one place
+    only), else None."""
+    parts = column.astype(str).str.extract(_NUMERIC_DATE)
+    if parts.isna().any().any():
+        return None
+    day_first, month_first = (parts[i].astype(int).gt(12).any() for i in (0, 1))
+    if day_first != month_first:
+        return "dmy" if day_first else "mdy"
+    return None
 
 
 def _day_first(column, where, date_order):
