@@ -411,9 +411,13 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
 
 def _draws_dropout(net) -> bool:
     """Whether ``net``'s training forward draws random numbers (dropout between layers)."""
-    return any(
-        getattr(m, "dropout", 0) > 0 and getattr(m, "num_layers", 1) > 1 for m in net.modules()
-    ) or any(isinstance(m, torch.nn.Dropout) and m.p > 0 for m in net.modules())
+    for m in net.modules():
+        rate = getattr(m, "dropout", 0)  # a recurrent layer's, between its stacked layers
+        if isinstance(rate, float) and rate > 0 and getattr(m, "num_layers", 1) > 1:
+            return True
+        if isinstance(m, torch.nn.Dropout) and m.p > 0:
+            return True
+    return False
 
 
 @torch.no_grad()
