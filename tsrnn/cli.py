@@ -554,9 +554,10 @@ def _read_csv(path, args):
             f"{path!r} has no column {time_col!r} (--time-col); its columns are "
             f"{list(frame.columns)}"
         )
-    if args.date_order is None:
-        # the order the data shows holds for the --future file too, whose few rows may not
-        args.date_order = _date_order_shown(frame[time_col])
+    # numeric dates' day/month order, from --date-order or the data; kept in args, so that it
+    # holds for the --future file too, whose few rows may not show it
+    where = f"time column {time_col!r} of {path!r}"
+    args.date_order = _date_order(frame[time_col], where, args.date_order)
     index = _time_index(frame[time_col], path, args.freq, args.date_order)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
@@ -631,54 +632,39 @@ def _time_index(column, path, freq, date_order=None):
 _NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-]\d{2,4}(?:[ T].*)?$"
 
 
-def _date_order_shown(column):
-    """'dmy' or 'mdy' where numeric dates show their order (a number above 12 in one place
-    only), else None."""
+def _date_order(column, where, given):
+    """The day/month order of numeric dates (``'dmy'`` or ``'mdy'``): ``given``
+    (``--date-order``) or what the data shows (a first number above 12 is a day, a second one
+    a day too); ``given`` where the dates are not of that form. Where every number is 12 or
+    below both readings are dates (01/02/1949 is 1 February or 2 January), and pandas would
+    read them month first without a word: refused unless ``given``."""
     parts = column.astype(str).str.extract(_NUMERIC_DATE)
     if parts.isna().any().any():
-        return None
-    day_first, month_first = (parts[i].astype(int).gt(12).any() for i in (0, 1))
-    if day_first != month_first:
-        return "dmy" if day_first else "mdy"
-    return None
-
-
-def _day_first(column, where, date_order):
-    """Whether numeric dates put the day first: from ``--date-order``, else from the data (a
-    first number above 12 is a day, a second one above 12 too); None where the dates are not
-    of that form. Where every number is 12 or below both readings are dates (01/02/1949 is 1
-    February or 2 January), and pandas would read them month first without a word: refused."""
-    parts = column.astype(str).str.extract(_NUMERIC_DATE)
-    if parts.isna().any().any():
-        return None
-    first, second = parts[0].astype(int), parts[1].astype(int)
-    order = {"dmy": True, "mdy": False}.get(date_order)
-    if (first > 12).any() and (second > 12).any():
-        return order  # not one order: to_datetime will say which values fail
-    if (first > 12).any() or (second > 12).any():
-        found = bool((first > 12).any())
-        if order is not None and order != found:
-            row = int((first if found else second).gt(12).to_numpy().argmax())
-            raise _InputError(
-                f"{where} has dates such as {column.iloc[row]!r}, which put the "
-                f"{'day' if found else 'month'} first, but --date-order is {date_order}"
-            )
-        return found
-    if order is None:
+        return given
+    first, second = (parts[i].astype(int).gt(12) for i in (0, 1))
+    if first.any() == second.any():
+        if first.any() or given is not None:
+            return given  # no one order (to_datetime will say which values fail), or said
         raise _InputError(
             f"{where} has dates such as {column.iloc[0]!r} that read as day/month and as "
             "month/day alike (no number above 12 tells them apart): say which with "
             "--date-order dmy (day first) or --date-order mdy (month first), or write the "
             "dates as YYYY-MM-DD"
         )
-    return order
+    shown = "dmy" if first.any() else "mdy"
+    if given is not None and given != shown:
+        row = int((first if shown == "dmy" else second).to_numpy().argmax())
+        raise _InputError(
+            f"{where} has dates such as {column.iloc[row]!r}, which put the "
+            f"{'day' if shown == 'dmy' else 'month'} first, but --date-order is {given}"
+        )
+    return shown
 
 
 def _parse_dates(column, where, date_order=None):
     import pandas as pd
 
-    day_first = _day_first(column, where, date_order)
-    options = {} if day_first is None else {"dayfirst": day_first}
+    options = {} if date_order is None else {"dayfirst": date_order == "dmy"}
     with warnings.catch_warnings():
         # "Could not infer format ... falling back to dateutil": fine for a CLI, which then
         # checks that the stamps are regular.
