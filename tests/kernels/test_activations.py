@@ -57,6 +57,8 @@ def _inputs():
         [
             rng.uniform(-20, 20, 4000),
             rng.normal(0, 1, 4000),
+            # small magnitudes, where tanh must keep its relative precision
+            rng.choice([-1, 1], 2000) * 10 ** rng.uniform(-12, 0, 2000),
             [
                 0.0,
                 -0.0,
@@ -98,6 +100,10 @@ def test_float32_activations_match_float64(form):
     np.testing.assert_allclose(got[0, normal], want_exp[normal], rtol=1e-6)
     np.testing.assert_allclose(got[1, finite], want_sig[finite], rtol=0, atol=2e-7)
     np.testing.assert_allclose(got[2, finite], want_tanh[finite], rtol=0, atol=2e-7)
+    # tanh relative to its value, down to tiny inputs (2 sigmoid(2x) - 1 gave tanh(1e-8) = 0
+    # and 1e-3 relative errors at 1e-4: small signals through an RNN lost digits)
+    nonzero = finite & (want_tanh != 0)
+    np.testing.assert_allclose(got[2, nonzero], want_tanh[nonzero], rtol=4e-7, atol=0)
     # exp near float32's largest value (e^88.72): finite below it, inf above, as libm's
     top = finite & (np.abs(x64) > 86) & (x64 > 0)
     near = top & (x64 < 88.72)
