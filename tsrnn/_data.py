@@ -219,8 +219,20 @@ def _check_sorted_unique(index: pd.Index, what: str, panel: bool = False) -> Non
         )
 
 
-def _infer_freq(index: pd.Index, what: str, panel: bool = False) -> str:
-    """The frequency string of a datetime/period index that must be regular."""
+def _freq_value(offset):
+    """An index's frequency as the model keeps it: its string ('MS', 'B', 'h'), or the pandas
+    offset itself where the string loses part of it (custom business days' week mask and
+    holidays, ``pd.DateOffset(months=1)``), so that forecasts keep to the same grid."""
+    text = offset.freqstr
+    try:
+        same = to_offset(text) == offset
+    except ValueError:  # '<DateOffset: months=1>' is no frequency string
+        same = False
+    return text if same else offset
+
+
+def _infer_freq(index: pd.Index, what: str, panel: bool = False):
+    """The frequency of a datetime/period index that must be regular (see :func:`_freq_value`)."""
     if isinstance(index, pd.PeriodIndex):
         freq = index.freqstr
         expected = pd.period_range(index[0], periods=len(index), freq=index.freq)
@@ -232,7 +244,7 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False) -> str:
             )
         return freq
     if index.freq is not None:
-        return index.freqstr
+        return _freq_value(index.freq)
     if len(index) < 3:
         raise ValueError(
             f"{what} has {len(index)} time stamp(s) and no frequency set: at least 3 are "
@@ -243,6 +255,14 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False) -> str:
         warnings.simplefilter("ignore", DeprecationWarning)
         freq = pd.infer_freq(index)
     freq = getattr(freq, "freqstr", freq)
+    if freq is None and _monthly_on_one_day(index):
+        name = _argument(what)
+        raise ValueError(
+            f"{what} has monthly time stamps on day {index[0].day} of each month, which no "
+            "pandas frequency string describes. Give it that frequency, e.g. "
+            f"{name} = {name}.asfreq(pd.DateOffset(months=1)), or index it by month: "
+            f"{name} = {name}.to_period('M')."
+        )
     if freq is None:
         name, guess = _argument(what), _local_freq(index)
         raise ValueError(
@@ -251,6 +271,16 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False) -> str:
             + _regular_grid_fix(name, guess or "D", panel, guessed=guess is not None)
         )
     return freq
+
+
+def _monthly_on_one_day(index: pd.DatetimeIndex) -> bool:
+    """Stamps one month apart on the same day and time of day (e.g. every 15th)."""
+    months = np.asarray(index.year) * 12 + np.asarray(index.month)
+    return bool(
+        (np.diff(months) == 1).all()
+        and (index.day == index[0].day).all()
+        and (index.time == index[0].time()).all()
+    )
 
 
 def _regular_grid_fix(name: str, freq: str, panel: bool, guessed: bool) -> str:
@@ -309,40 +339,62 @@ class TimeAxis:
     """How one series' rows map to time: its kind, frequency and last label."""
 
     kind: str | None  # 'datetime' | 'period' | 'range' | None (arrays: positions only)
-    freq: str | None = None  # pandas frequency string for datetime/period
+    # pandas frequency string for datetime/period, or the offset where its string loses part
+    # of it (see _freq_value)
+    freq: str | pd.DateOffset | None = None
     step: int = 1  # for 'range'
     name: object = None  # the index name
 
 
 def check_time_index(
-    index: pd.Index, what: str, freq: str | None = None, panel: bool = False
+    index: pd.Index,
+    what: str,
+    freq: str | pd.DateOffset | None = None,
+    panel: bool = False,
+    kind: str | None = None,
 ) -> TimeAxis:
     """Validate one series' time index and describe it.
 
-    ``freq``, when given, is the frequency the index must follow (panels share one);
-    ``panel``: the index is one series' part of a panel's (for the messages' fixes).
+    ``freq``, when given, is the frequency the index must follow: the other series' of a panel
+    (``panel=True``), or the model's for rows given to ``update``/``score``, whose ``kind`` of
+    index it must then also have. Rows on that grid are taken as they are; their frequency
+    is inferred only to name the problem when they are not (a few rows cannot show it: three
+    weekdays infer as 'D').
     """
-    kind = _index_kind(index)
+    own_kind = _index_kind(index)
     _check_sorted_unique(index, what, panel)
-    if kind == "range":
-        return TimeAxis("range", None, _range_step(index, what), index.name)
-    if kind == "datetime" and freq is not None and len(index) < 3 and index.freq is None:
-        own = freq
-    else:
-        own = _infer_freq(index, what, panel)
-    if freq is not None and as_offset(own) != as_offset(freq):
-        raise ValueError(
-            f"{what} has frequency {own!r} but the other series have {freq!r}. All series of a "
-            "panel must share one frequency: resample them to a common one."
+    if kind in ("datetime", "period") and own_kind != kind and own_kind != "range":
+        raise TypeError(
+            f"{what} has a {own_kind} index but the model was fitted on data with a {kind} "
+            "index. Pass rows indexed like the training data, or a plain array (rows "
+            "continuing it)."
         )
-    if freq is not None and kind == "datetime" and len(index) > 1:
+    if own_kind == "range":
+        return TimeAxis("range", None, _range_step(index, what), index.name)
+    if freq is not None and own_kind == "datetime" and index.freq is None:
+        expected = pd.date_range(index[0], periods=len(index), freq=freq)
+        if index.equals(expected):
+            return TimeAxis(own_kind, freq, 1, index.name)
+        if len(index) < 3:
+            raise ValueError(f"{what} is not a regular {freq!r} sequence. {_FILL_GAPS}")
+    own = _infer_freq(index, what, panel)
+    if freq is not None and as_offset(own) != as_offset(freq):
+        model = kind is not None or not panel
+        others = "the model was fitted on data of" if model else "the other series have"
+        fix = (
+            "Pass rows of the model's frequency."
+            if model
+            else "All series of a panel must share one frequency: resample them to a common one."
+        )
+        raise ValueError(f"{what} has frequency {own!r} but {others} {freq!r}. {fix}")
+    if freq is not None and own_kind == "datetime" and len(index) > 1:
         expected = pd.date_range(index[0], periods=len(index), freq=freq)
         if not index.equals(expected):
-            raise ValueError(
-                f"{what} is not a regular {freq!r} sequence. Fill the gaps with asfreq and "
-                "interpolate."
-            )
-    return TimeAxis(kind, own, 1, index.name)
+            raise ValueError(f"{what} is not a regular {freq!r} sequence. {_FILL_GAPS}")
+    return TimeAxis(own_kind, own, 1, index.name)
+
+
+_FILL_GAPS = "Fill the gaps with asfreq and interpolate."
 
 
 def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
@@ -418,6 +470,12 @@ def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndar
         if kind == "datetime" and index.tz is not None:
             # the same instants in another zone, onto the training zone's grid
             index = index.tz_convert(pd.Timestamp(last).tz)
+        if kind == "period" and as_offset(index.freqstr) != as_offset(axis.freq):
+            raise ValueError(
+                f"{what} has a PeriodIndex of frequency {index.freqstr!r} but the training data "
+                f"had {axis.freq!r} periods. Pass periods of the training data's frequency, "
+                f"e.g. {_argument(what)}.index.asfreq({axis.freq!r})."
+            )
         if index[0] <= last:
             steps = np.zeros(len(index), dtype=np.int64)
         else:
@@ -434,8 +492,13 @@ def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndar
     if (steps < 1).any():
         raise ValueError(
             f"{what} starts at {index[0]!r}, which is not after the end of the data seen by "
-            f"fit or update ({last!r}). predict forecasts the future only: pass rows after the "
-            "training end (or a plain array, taken as continuing it)."
+            f"fit or update ({last!r}). "
+            + (
+                "update takes new rows only: pass the rows after that end."
+                if _argument(what) == "y_new"
+                else "predict forecasts the future only: pass rows after the training end (or "
+                "a plain array, taken as continuing it)."
+            )
         )
     return steps
 
@@ -514,12 +577,15 @@ def panel_blocks(index: pd.MultiIndex, what: str):
     return ids_in_order[starts], offsets
 
 
-def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
+def check_target(
+    y, what: str = "y", freq: str | pd.DateOffset | None = None, index_kind: str | None = None
+) -> SeriesData:
     """Validate a target (or a block of new target rows) and stack it as :class:`SeriesData`.
 
     Accepts a ``pd.Series`` / 1-D array (one variable), a ``pd.DataFrame`` / 2-D array (one
     column per variable) and either pandas object with a two-level ``MultiIndex`` (series id,
-    time) for many series. ``freq`` forces a frequency (used for blocks appended by update).
+    time) for many series. ``freq`` and ``index_kind`` are the frequency and the kind of time
+    index the rows must have (the model's, for rows given to update or score).
 
     Examples
     --------
@@ -569,7 +635,7 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
                 seg = times[offsets[k] : offsets[k + 1]]
                 seg = seg.rename(y.index.names[1])
                 axis_k = check_time_index(
-                    seg, f"{what} (series {label(ids[k])!r})", freq, panel=True
+                    seg, f"{what} (series {label(ids[k])!r})", freq, panel=True, kind=index_kind
                 )
                 axis = axis_k if axis is None else axis
                 if axis_k.kind != axis.kind:
@@ -596,7 +662,7 @@ def check_target(y, what: str = "y", freq: str | None = None) -> SeriesData:
                 columns,
                 name,
             )
-        axis = check_time_index(y.index, what, freq)
+        axis = check_time_index(y.index, what, freq, kind=index_kind)
         return SeriesData(
             values,
             np.array([0, len(y)], dtype=np.int64),
@@ -676,6 +742,9 @@ def seasonal_period(freq: str | None) -> int:
     off = as_offset(freq)
     n = max(1, abs(off.n))
     name = type(off).__name__
+    if name == "DateOffset" and set(off.kwds) == {"months"}:  # e.g. monthly on the 15th
+        months = abs(off.kwds["months"]) * n
+        return 12 // months if months and 12 % months == 0 else 1
     per_year = {"SemiMonth": 24, "Month": 12, "Quarter": 4, "Week": 52}
     for key, base in per_year.items():
         if key in name:

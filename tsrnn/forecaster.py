@@ -237,8 +237,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         The window used (resolves ``'auto'``).
     seasonal_period_ : int
         Seasonal period inferred from the frequency (1 without one).
-    freq_ : str or None
-        The time index's frequency (``None`` for arrays and integer indexes).
+    freq_ : str, pandas offset or None
+        The time index's frequency (``None`` for arrays and integer indexes): its string
+        (``'MS'``), or the pandas offset itself where the string would lose part of it (a
+        ``CustomBusinessDay`` with holidays or a week mask, ``pd.DateOffset(months=1)``).
     n_features_in_ : int
         Covariate columns (target columns for ``fit(y)``).
     feature_names_in_ : ndarray of str
@@ -1032,7 +1034,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         self._check_target_columns(truth, "y")
         pred = self.predict(X)
         true = (
-            check_target(truth, "y", freq=self.freq_)
+            check_target(truth, "y", freq=self.freq_, index_kind=self._layout_["axis"].kind)
             if isinstance(truth, pd.Series | pd.DataFrame)
             and isinstance(truth.index, pd.MultiIndex)
             else None
@@ -1142,7 +1144,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 if arr.ndim == 1
                 else pd.DataFrame(arr, index=covs.index)
             )
-        new = check_target(target, "y_new", freq=self.freq_)
+        new = check_target(target, "y_new", freq=self.freq_, index_kind=layout["axis"].kind)
         if new.n_columns != layout["n_targets"]:
             raise ValueError(
                 f"y_new has {new.n_columns} target column(s) but the model was fitted on "
@@ -1207,7 +1209,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             elif index is None:
                 ends[k] = future_index(ends[k], axis, n)[-1]
             else:
-                ends[k] = index[-1]
+                last = index[-1]
+                if isinstance(last, pd.Timestamp) and last.tz is not None:
+                    last = last.tz_convert(pd.Timestamp(ends[k]).tz)  # the series' own zone
+                ends[k] = last
         self._y_tail_, self._x_tail_, self._ends_ = y_tail, x_tail, ends
         return self
 
