@@ -762,6 +762,13 @@ def seasonal_period(freq: str | None) -> int:
     return 1
 
 
+def unit_scale(values: np.ndarray) -> np.ndarray:
+    """Per column, the power of two nearest above its largest magnitude (1 for a column of
+    zeros): dividing by it is exact in float64, and leaves values in [-1, 1]."""
+    top = np.abs(values).max(axis=0)
+    return np.ldexp(1.0, np.frexp(np.where(top > 0, top, 1.0))[1])
+
+
 def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
     """Which series and target columns are seasonal with ``period``: (S, C) bool.
 
@@ -788,12 +795,14 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
         seg = data.series(k)
         if len(seg) < period + 3:
             continue
-        d = np.diff(seg, axis=0)
+        # in units of the power of two nearest the series' largest magnitude (exact, so the
+        # same autocorrelations; squares of 1e200 overflowed, those of 1e-170 underflowed)
+        level = unit_scale(seg)
+        d = np.diff(seg / level, axis=0)
         d = d - d.mean(axis=0)
         n = len(d)
         denom = np.einsum("ij,ij->j", d, d)
-        level = np.abs(seg).max(axis=0)
-        ok = np.sqrt(denom / n) > 1e-9 * level
+        ok = np.sqrt(denom / n) > 1e-9 * (np.abs(seg).max(axis=0) / level)
         acf = np.stack(
             [np.einsum("ij,ij->j", d[:-lag], d[lag:]) for lag in range(1, period + 1)]
         ) / np.where(ok, denom, 1.0)

@@ -159,7 +159,9 @@ class ForecastNet(torch.nn.Module):
 
 def build_net(config: dict, init: str, device, dtype) -> ForecastNet:
     """A fresh :class:`ForecastNet` from ``config`` with the recurrent weights initialised."""
-    net = ForecastNet(**config)
+    # in the fit's dtype before the fill: float64 weights filled in float32 and cast were
+    # orthogonal only to float32's precision (4e-7)
+    net = ForecastNet(**config).to(dtype=dtype)
     if init != "uniform":
         fill = torch.nn.init.orthogonal_ if init == "orthogonal" else torch.nn.init.xavier_uniform_
         for name, param in net.rnn.named_parameters():
@@ -710,6 +712,7 @@ def forecast(
     lead=0,
     seasonal=None,
     weight=1.0,
+    constant=None,
 ) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
@@ -732,6 +735,10 @@ def forecast(
         Series and columns forecast as offsets from the seasonal naive forecast.
     weight : float
         Each forecast is ``base + weight * network output`` (see :func:`choose_weight`).
+    constant : ndarray (S, C) of bool or None
+        Series and columns that were constant in training, forecast by their base alone: the
+        network read nothing but zeros from them, and its small output bias, fed back step
+        after step, would drift away from the constant.
 
     Returns
     -------
@@ -765,6 +772,9 @@ def forecast(
         X = torch.as_tensor(
             np.concatenate([x_tail, fut[:, :total]], axis=1), device=device, dtype=dtype
         )
+    keep = None
+    if constant is not None and constant.any():
+        keep = torch.as_tensor(~constant, device=device, dtype=dtype).repeat(1, H)  # (S, H*C)
     run = window_runner(net)
     # A handful of series is one block of the kernels' batch split: threads would only wait.
     with _numba_threads(1 if S < 8 and torch.device(device).type == "cpu" else None):
@@ -774,6 +784,8 @@ def forecast(
             # rows k + LW .. k + LW + H - 1 of the block are the ones being forecast: unread
             inputs, base = make_inputs(Y[:, k : k + LW + H], x_next, H, L, seasonal)
             step = run(inputs) if weight == 1.0 else weight * run(inputs)
+            if keep is not None:
+                step = step * keep
             Y[:, LW + k : LW + k + H] = (step + base[:, -1]).reshape(S, H, C)
     return Y[:, LW : LW + n_steps].double().cpu().numpy()
 

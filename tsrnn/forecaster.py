@@ -46,6 +46,7 @@ from tsrnn._data import (
     seasonal_mask,
     seasonal_period,
     steps_ahead,
+    unit_scale,
 )
 from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, resolve_backend
 
@@ -73,14 +74,25 @@ def _affine(scaler, values: np.ndarray):
 
 
 def _fit_scaler(name, data: SeriesData):
-    """Per-series affine scaling of the target: ``loc``, ``scale`` each (S, C)."""
+    """Per-series affine scaling of the target: ``loc``, ``scale`` each (S, C).
+
+    Each column is first divided by the power of two nearest its largest magnitude, then
+    fitted by scikit-learn's scaler, and the factor is folded back into ``loc`` and ``scale``.
+    Dividing by a power of two is exact, so for ordinary data the result is bit for bit the
+    scaler's own; but scikit-learn takes a spread below 10 machine epsilons (2e-15) for none
+    and scales by 1, so a series of magnitude 1e-16 was modelled in raw units (forecasts off
+    by 1e12), and a variance that underflows (1e-200) did the same.
+    """
     S, C = data.n_series, data.n_columns
     loc, scale = np.zeros((S, C)), np.ones((S, C))
     if name is None:
         return loc, scale
     for k in range(S):
         seg = data.series(k)
-        loc[k], scale[k] = _affine(_SCALERS[name]().fit(seg), seg)
+        factor = unit_scale(seg)
+        loc[k], scale[k] = _affine(_SCALERS[name]().fit(seg / factor), seg)
+        loc[k] *= factor
+        scale[k] *= factor
     return loc, scale
 
 
@@ -141,7 +153,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     it its own outputs, stay stable. After training, the weight of its outputs on the base
     (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of the validation rows, so
     a network that forecasts worse than its base is shrunk towards it (with at least 50
-    validation values; else the weight is 1). See ``docs/api-notes.md``.
+    validation values; else the weight is 1). A series (column) that was constant throughout
+    training is forecast by its base alone. See ``docs/api-notes.md``.
 
     Parameters
     ----------
@@ -475,6 +488,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_seasonal_": seasonal,
             "_x_tail_": x_tail,
             "_y_loc_": loc,
+            # series and columns constant in training: forecast by their base (last value) alone
+            "_constant_": np.stack(
+                [np.ptp(data.series(k), axis=0) == 0 for k in range(data.n_series)]
+            ),
             "_y_scale_": scale,
             "_x_loc_": x_loc,
             "_x_scale_": x_scale,
@@ -928,12 +945,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             lead=self._lead_,
             seasonal=None if self._seasonal_ is None else self._seasonal_[series],
             weight=self._weight_,
+            constant=self._constant_columns(series),
         )
         out = []
         for j, k in enumerate(series):
             vals = scaled[j, plan["steps"][j] - 1]
             out.append(vals * self._y_scale_[k] + self._y_loc_[k])
         return out
+
+    def _constant_columns(self, series):
+        """:func:`_training.forecast`'s ``constant`` for the planned series (models pickled
+        before it was kept have none)."""
+        constant = getattr(self, "_constant_", None)
+        return None if constant is None else constant[series]
 
     @staticmethod
     def _warn_covariates_past_x(xs: list, H: int) -> None:
