@@ -363,3 +363,65 @@ def test_forecaster_imports_without_numba():
         "assert 'numba' not in sys.modules, 'numba imported at start-up'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # the reference loop's shapes
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("kind", ["lstm", "rnn_tanh"])
+def test_jit_trace_without_gradients_records_a_working_model(kind):
+    """The kernels write through NumPy, unseen by the tracer: a traced layer with frozen
+    parameters recorded empty outputs. While tracing, the layers run the reference loop."""
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 3, 4, 1, False, False, True, torch.float32)
+    ours.eval().requires_grad_(False)
+    x1, x2 = torch.randn(5, 2, 3), torch.randn(5, 2, 3)
+    traced = torch.jit.trace(ours, (x1,), check_trace=False)
+    out, _ = traced(x2)
+    torch.testing.assert_close(out, ref(x2)[0], rtol=1e-5, atol=1e-6)
+
+
+def test_first_layer_call_keeps_torch_thread_count():
+    # Starting Numba's OpenMP pool sets the calling thread's OpenMP thread count: a
+    # torch.set_num_threads(1) made before was undone by the first layer call.
+    code = (
+        "import torch, tsrnn.nn as tnn;"
+        "torch.set_num_threads(1);"
+        "m = tnn.LSTM(3, 8); x = torch.randn(10, 4, 3, requires_grad=True);"
+        "m(x)[0].sum().backward();"
+        "assert torch.get_num_threads() == 1, torch.get_num_threads()"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_bias_edited_in_place_between_forward_and_backward(kind):
+    # torch.nn allows it (an optimizer stepping the biases before another loss's backward):
+    # the kernels' backward does not read b_hh, so it is not saved for it
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 2, 5, 1, False, False, True, torch.float64)
+    x = torch.randn(6, 3, 2, dtype=torch.float64)
+    grads = []
+    for m in (ours, ref):
+        out = m(x)[0]
+        with torch.no_grad():
+            m.bias_hh_l0.add_(1.0)
+            m.bias_ih_l0.add_(1.0)
+        out.sum().backward()
+        grads.append([p.grad for p in m.parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
+
+
+def test_relu_nan_output_passes_the_gradient_on_as_torch_does():
+    # torch's relu backward is 0 only where the output is <= 0: a NaN step the loss does not
+    # read contributes a zero gradient, not NaN (the kernel gave NaN bias gradients)
+    torch.manual_seed(0)
+    ours, ref = _pair("rnn_relu", 2, 3, 1, False, False, True, torch.float64)
+    x = torch.randn(4, 1, 2, dtype=torch.float64)
+    x[2, 0, 0] = float("nan")
+    for m in (ours, ref):
+        m(x)[0][:2].sum().backward()
+    assert torch.isfinite(ref.bias_hh_l0.grad).all()
+    for a, b in zip(ours.parameters(), ref.parameters()):
+        # (the weights' gradients read the NaN step's state: NaN in both)
+        torch.testing.assert_close(a.grad, b.grad, equal_nan=True, **TOL[torch.float64])

@@ -29,7 +29,12 @@ Under ``torch.func`` transforms (``grad``, ``jacrev``, ``vmap``, ...) the layers
 functional forms run the ``backend='torch'`` reference loop whatever ``backend`` says: the
 kernels read the tensors' memory, which the transforms' wrapped tensors do not expose. The
 check is one call per layer direction (``torch._C._are_functorch_transforms_active``, the one
-``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower.
+``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower. So do
+they while ``torch.jit.trace`` records: the kernels write their outputs through NumPy, which
+the tracer cannot see (a traced layer without gradients returned empty tensors), so a traced
+model holds the reference loop. ``torch.jit.script`` and ``torch.export`` are not supported
+(they need the layers' code in TorchScript or traceable by Dynamo); for those, load the
+``state_dict`` into the ``torch.nn`` layer, which it fits both ways.
 
 Under ``torch.compile`` the layers' forward and the functional forms are opaque to Dynamo
 (``torch.compiler.disable``): a compiled model breaks its graph there and runs the layer
@@ -95,13 +100,30 @@ def _opaque_to_dynamo(fn):
     return inner
 
 
+def _b_hh_for_backward(kernel, b_hh):
+    """``b_hh`` where the kernel's backward reads it, else ``None``: a saved tensor edited in
+    place before the backward raises torch's version-counter error, and torch.nn allows an
+    in-place edit of the biases (an optimizer's step) there."""
+    return b_hh if getattr(kernel, "BACKWARD_NEEDS_B_HH", True) else None
+
+
 def _resolve(backend, t):
     """The backend to run: :func:`resolve_backend`'s, or ``'torch'`` inside ``torch.func``
-    transforms (see the module docstring)."""
+    transforms and while ``torch.jit.trace`` records (the kernels write through NumPy, which
+    the tracer cannot see: without gradients it recorded empty outputs). See the module
+    docstring."""
     name = resolve_backend(backend, t.device, t.dtype)
-    if name != "torch" and _functorch_active():
+    if name != "torch" and (_functorch_active() or torch.jit.is_tracing()):
         return "torch"
+    if name == "numba" and not _numba_pool[0]:
+        from tsrnn.kernels.common.numba_config import start_pool
+
+        start_pool()  # before the first kernel call: keeps torch's thread count
+        _numba_pool[0] = True
     return name
+
+
+_numba_pool = [False]  # start_pool has run (Numba is imported only once a kernel is used)
 
 
 def _check_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx=None):
@@ -262,7 +284,9 @@ class _Recurrence(torch.autograd.Function):
         ctx.n_saved = len(saved)
         keep_gx = getattr(kernel, "BACKWARD_NEEDS_GX", True)
         ctx.keep_gx = keep_gx
-        ctx.save_for_backward(gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved)
+        ctx.save_for_backward(
+            gx if keep_gx else None, w_hh, _b_hh_for_backward(kernel, b_hh), h0, c0, out, *saved
+        )
         if ctx.has_c:
             return out, hn, cn
         return out, hn
@@ -372,7 +396,10 @@ class _NumbaLayer(torch.autograd.Function):
             kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, keep_gx, True, options
         )
         ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
-        ctx.save_for_backward(x, w_ih, gx if keep_gx else None, w_hh, b_hh, h0, c0, out, *saved)
+        ctx.save_for_backward(
+            x, w_ih, gx if keep_gx else None, w_hh, _b_hh_for_backward(kernel, b_hh), h0, c0,
+            out, *saved,
+        )
         if ctx.has_c:
             return out, hn, cn
         return out, hn

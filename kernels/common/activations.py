@@ -120,8 +120,7 @@ def _fast_tanh_overload(x):
         c1, c2, c3, c4, c5, c6, c7 = _C[1:]
 
         def impl(x):
-            v = min(max(x, -bound), bound)
-            u = np.float32(-2.0) * v
+            u = np.float32(-2.0) * np.minimum(np.maximum(x, -bound), bound)
             n = math.floor(u * log2e + np.float32(0.5))
             nf = np.float32(n)
             r = (u - nf * hi) - nf * lo
@@ -136,8 +135,7 @@ def _fast_tanh_overload(x):
             q = q * r
             scale = _float32_from_bits(np.int32((n + 127) << 23))
             em = scale * q + (scale - one)  # e**u - 1: exactly q where n is 0 (|u| < ln2/2)
-            out = em / (-two - em)
-            return out if x == x else x  # NaN in, NaN out
+            return em / (-two - em)  # NaN in, NaN out (np.maximum and np.minimum keep it)
 
         return impl
     return lambda x: math.tanh(x)

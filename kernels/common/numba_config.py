@@ -70,3 +70,34 @@ def num_threads(n: int | None):
 def cache_dir() -> str | None:
     """Where compiled kernels are cached (``NUMBA_CACHE_DIR``, or beside the modules)."""
     return os.environ.get("NUMBA_CACHE_DIR") or None
+
+
+@njit_parallel
+def _touch(a):
+    for i in numba.prange(a.shape[0]):
+        a[i] = i
+
+
+_pool_started = False
+
+
+def start_pool() -> None:
+    """Start Numba's OpenMP thread pool now, keeping torch's thread count.
+
+    The pool starts at the process's first parallel kernel call, and starting it sets the
+    calling thread's OpenMP thread count to Numba's, which torch's ``get_num_threads`` reads: a
+    ``torch.set_num_threads(1)`` made before (as in worker processes) was undone by the first
+    layer call. ``tsrnn.nn`` calls this before its first Numba kernel; later calls return at
+    once.
+    """
+    global _pool_started
+    if _pool_started:
+        return
+    import numpy as np
+    import torch
+
+    saved = torch.get_num_threads()
+    _touch(np.zeros(2))
+    if torch.get_num_threads() != saved:
+        torch.set_num_threads(saved)
+    _pool_started = True

@@ -97,6 +97,9 @@ from tsrnn.kernels.common.numba_simd import (
 
 GATES = 3
 BACKWARD_NEEDS_GX = False
+# the backward reads what the forward saved, not b_hh: it is not kept for it (torch.nn's
+# backward allows an in-place edit of b_hh between forward and backward too)
+BACKWARD_NEEDS_B_HH = False
 
 
 def _gates(gh, gxn, xh, out, gates, ghn, t, b0, nr, save):

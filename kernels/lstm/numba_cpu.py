@@ -61,6 +61,9 @@ from tsrnn.kernels.common.numba_simd import (
 
 GATES = 4
 BACKWARD_NEEDS_GX = False
+# the backward reads what the forward saved, not b_hh: it is not kept for it (torch.nn's
+# backward allows an in-place edit of b_hh between forward and backward too)
+BACKWARD_NEEDS_B_HH = False
 
 
 def _gates(pre, h, c, out, gates, cs, t, b0, nr, save):

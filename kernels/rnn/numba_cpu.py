@@ -37,6 +37,9 @@ from tsrnn.kernels.common.numba_linalg import (
 
 GATES = 1
 BACKWARD_NEEDS_GX = False
+# the backward reads what the forward saved, not b_hh: it is not kept for it (torch.nn's
+# backward allows an in-place edit of b_hh between forward and backward too)
+BACKWARD_NEEDS_B_HH = False
 
 
 @njit_parallel
@@ -102,8 +105,10 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
                     else:
                         for j in range(H):
                             ot = out[t, b, j]
-                            # 0 where the unit is off (ot - ot: NaN stays NaN)
-                            dg[q, j] = dh[r, j] + grad_out[t, b, j] if ot > 0 else ot - ot
+                            # 0 where the unit is off; a NaN output passes the gradient on,
+                            # as torch's threshold_backward does (0 only where ot <= 0)
+                            g = dh[r, j] + grad_out[t, b, j]
+                            dg[q, j] = 0 if ot <= 0 else g
                     for j in range(H):
                         dh[r, j] = 0
                     if keep:
