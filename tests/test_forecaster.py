@@ -570,6 +570,19 @@ def test_keyboard_interrupt_keeps_the_best_model(monkeypatch):
     assert model.score(seasonal(51).iloc[48:]) < 0
 
 
+def test_keyboard_interrupt_after_training_keeps_the_trained_network(monkeypatch):
+    # while the weight of the outputs is chosen (recursive forecasts of the validation rows)
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "choose_weight", interrupted)
+    model = RNNForecaster(**dict(TINY, max_epochs=3))
+    with pytest.warns(InterruptedFitWarning, match="trained network was kept with weight 1"):
+        model.fit(seasonal(48))
+    assert model.n_epochs_ == 3 and model._weight_ == 1.0
+    assert np.isfinite(model.predict(3)).all()
+
+
 def test_keyboard_interrupt_mid_epoch_keeps_the_last_complete_epoch(monkeypatch):
     y = seasonal(80, seed=1)
     params = dict(TINY, early_stopping=False)
@@ -1074,3 +1087,44 @@ def test_a_constant_column_beside_a_varying_one():
     forecast = RNNForecaster(**TINY).fit(y).predict(24)
     np.testing.assert_array_equal(forecast["flat"].to_numpy(), np.full(24, 3.0))
     assert forecast["sales"].nunique() > 1
+
+
+def test_ctrl_c_during_the_first_fits_imports_is_held_until_they_end(monkeypatch):
+    """An interrupt inside an import left Numba or torch._dynamo half-initialised, and every
+    later fit in the process failed. The fit's imports run whole; the interrupt follows."""
+    import os
+    import signal
+
+    import tsrnn.forecaster as forecaster_module
+
+    finished = []
+    real = forecaster_module.get_kernel
+
+    def interrupted_import(cell, backend):
+        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives while the kernels import
+        result = real(cell, backend)
+        finished.append(cell)
+        return result
+
+    monkeypatch.setattr(forecaster_module, "get_kernel", interrupted_import)
+    handler = signal.getsignal(signal.SIGINT)
+    model = RNNForecaster(**TINY)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(seasonal(40))
+    assert finished == ["gru"]  # the import ran to its end
+    assert not hasattr(model, "module_")  # interrupted before training: left as it was
+    assert signal.getsignal(signal.SIGINT) is handler
+    monkeypatch.undo()
+    assert np.isfinite(model.fit(seasonal(40)).predict(3)).all()
+
+
+def test_joblib_load_memory_mapped_without_warnings(tmp_path):
+    # the saved weights come back as read-only memory maps: copied, not wrapped (torch warned
+    # that the array is not writable)
+    model = RNNForecaster(**TINY).fit(seasonal(40))
+    path = tmp_path / "model.joblib"
+    joblib.dump(model, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = joblib.load(path, mmap_mode="r")
+    np.testing.assert_array_equal(loaded.predict(3).to_numpy(), model.predict(3).to_numpy())

@@ -341,3 +341,10 @@ def test_bad_update_input_leaves_the_model_as_it_was(fitted):
 def test_score_with_bad_truth(fitted):
     with pytest.raises(ValueError, match="NaN"):
         fitted.score(with_nan(Y.iloc[40:44], at=0))
+
+
+def test_predict_with_sparse_rows_says_so(fitted):
+    import scipy.sparse as sp
+
+    with pytest.raises(TypeError, match=r"Sparse data was passed for X.*toarray"):
+        fitted.predict(sp.csr_matrix(np.ones((3, 1))))

@@ -231,3 +231,25 @@ def test_covariates_cross_val_score_matches_manual_folds():
     train, test = list(cv.split(X))[1]
     model = RNNForecaster(**TINY).fit(X.iloc[train], y.iloc[train])
     assert scores[1] == pytest.approx(model.score(X.iloc[test], y.iloc[test]))
+
+
+def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():
+    """A Pipeline's scaler hands the forecaster arrays: scored against a pandas y, the rows are
+    y's steps. They were taken as continuing the training data, and a fold after a gap was
+    scored against the forecasts of the steps before it."""
+    from sklearn.preprocessing import StandardScaler
+
+    y = monthly()
+    X = pd.DataFrame({"trend": np.arange(72.0)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:60], y.iloc[:60])
+    right_after = model.score(X.iloc[60:66].to_numpy(), y.iloc[60:66])
+    assert right_after == model.score(X.iloc[60:66], y.iloc[60:66])
+    with pytest.raises(ValueError, match="starts 4 steps after it"):
+        model.score(X.iloc[63:69].to_numpy(), y.iloc[63:69])
+    with pytest.raises(ValueError, match="not after the end"):
+        model.score(X.iloc[:60].to_numpy(), y.iloc[:60])  # in-sample: not a forecast
+    pipe = Pipeline([("scale", StandardScaler()), ("model", RNNForecaster(**TINY))])
+    with pytest.raises(ValueError, match="after the end of the data"):
+        cross_val_score(
+            pipe, X, y, cv=TimeSeriesSplit(n_splits=2, test_size=6, gap=3), error_score="raise"
+        )

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import signal
 import threading
 import time
 from dataclasses import dataclass
@@ -788,6 +789,29 @@ def forecast(
                 step = step * keep
             Y[:, LW + k : LW + k + H] = (step + base[:, -1]).reshape(S, H, C)
     return Y[:, LW : LW + n_steps].double().cpu().numpy()
+
+
+@contextlib.contextmanager
+def interrupts_held():
+    """Hold Ctrl-C (SIGINT) back until the block ends, then raise it.
+
+    For the modules a process's first fit imports (Numba and the kernels, ``torch._dynamo``
+    with sympy: seconds): an interrupt inside an import leaves the package half-initialised
+    in ``sys.modules``, and every later fit in the process failed (``module 'numba' has no
+    attribute 'core'``). Only the main thread receives signals; elsewhere this does nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        # a handler set outside Python reads as None: Python's own takes its place
+        signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

@@ -16,6 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
@@ -94,6 +95,21 @@ def _fit_scaler(name, data: SeriesData):
         loc[k] *= factor
         scale[k] *= factor
     return loc, scale
+
+
+def _rows_at_truths_steps(X, y):
+    """Covariate rows given as an array (a Pipeline's transformers return arrays) scored
+    against a pandas ``y``: the rows are ``y``'s steps, so they get ``y``'s index. As an
+    array they would be taken as continuing the training data, and a fold after a gap
+    (``TimeSeriesSplit(gap=k)``) scored against forecasts of the steps before it."""
+    if isinstance(X, pd.Series | pd.DataFrame) or not isinstance(y, pd.Series | pd.DataFrame):
+        return X
+    if is_positionless(y.index) or isinstance(X, str | bytes):
+        return X
+    arr = np.asarray(X)
+    if arr.ndim != 2 or len(arr) != len(y):
+        return X  # predict's checks name the problem
+    return pd.DataFrame(arr, index=y.index)
 
 
 def _resolve_device(device) -> torch.device:
@@ -459,7 +475,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         device = _resolve_device(self.device)
         backend = resolve_backend(self.backend, device, self.dtype)
         try:
-            get_kernel(self.cell, backend)
+            with _training.interrupts_held():  # a fit's first imports, whole or not at all
+                get_kernel(self.cell, backend)
+                import torch._dynamo  # noqa: F401  (torch.optim's optimizers import it)
         except ImportError as exc:
             raise BackendUnavailableError(
                 f"backend {backend!r} cannot be loaded for cell={self.cell!r} ({exc}). Use "
@@ -632,6 +650,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         }
         bar = self._progress_bar()
         tic = time.perf_counter()
+        weighing_interrupted = False
         try:
             with _training.thread_limits(self.n_threads, device):
                 with settings["random"].as_global():
@@ -639,7 +658,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 result = _training.fit_loop(
                     net, problem, settings, rng, progress=None if bar is None else bar.step
                 )
-                weight = _training.choose_weight(net, problem, settings)
+                try:
+                    weight = _training.choose_weight(net, problem, settings)
+                except KeyboardInterrupt:
+                    # after training: keep the trained network, its outputs unshrunk (weight
+                    # 1, as without validation rows), and say so below
+                    weight, weighing_interrupted = 1.0, True
         finally:
             if bar is not None:
                 bar.close()
@@ -651,6 +675,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 f"Training was interrupted after {len(history)} epoch(s) "
                 "(KeyboardInterrupt); the best model so far was kept "
                 f"(epoch {result.best_epoch}).",
+                InterruptedFitWarning,
+                stacklevel=4,
+            )
+        if weighing_interrupted:
+            from tsrnn.exceptions import InterruptedFitWarning
+
+            warnings.warn(
+                "The weight of the network's outputs on its base was being chosen when the fit "
+                "was interrupted (KeyboardInterrupt): the trained network was kept with weight "
+                "1 (its outputs as they are).",
                 InterruptedFitWarning,
                 stacklevel=4,
             )
@@ -829,6 +863,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "seen by fit); only X's length and index are used."
                 )
         else:
+            if sp.issparse(X):  # np.asarray would make it a 0-d object array, "a scalar"
+                raise TypeError(
+                    f"Sparse data was passed for {what}, but dense data is required. Use "
+                    "'.toarray()' to convert to a dense numpy array."
+                )
             try:
                 arr = np.asarray(X)
             except Exception:
@@ -1048,6 +1087,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 )
             check_same_index(X, y)  # the forecasts come in X's row order, the truths in y's
             truth = y
+            X = _rows_at_truths_steps(X, y)
         else:
             if y is not None:
                 raise ValueError(
@@ -1296,7 +1336,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             # in the saved dtype before loading: loading float64 weights into the float32
             # parameters of a fresh module would round them (forecasts off by ~1e-7)
             net = _training.ForecastNet(**config).to(dtype=getattr(torch, dtype_name))
-            net.load_state_dict({k: torch.from_numpy(v) for k, v in module_state.items()})
+            # torch.tensor copies: the arrays may be read-only (joblib.load(mmap_mode='r'))
+            net.load_state_dict({k: torch.tensor(v) for k, v in module_state.items()})
             self.module_ = net.to(device=device).eval()
             self.device_ = device
             self.backend_ = backend
