@@ -60,8 +60,11 @@ def table(rows: list[dict], columns: list[tuple[str, str, str]]) -> str:
     return "\n".join(lines)
 
 
-def write_json(name: str, payload: dict) -> Path:
+def write_json(name: str, payload: dict, partial: bool = False) -> Path:
+    """Write ``results/<name>.json``; a partial run (a subset of the cases, ``--quick``) writes
+    ``results/<name>.partial.json`` instead, so that it never replaces the full run's results
+    that the README's tables show."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"{name}.json"
+    path = RESULTS / f"{name}.partial.json" if partial else RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     return path

@@ -244,7 +244,10 @@ def main(argv=None):
              ("fb_speedup", "f+b x", ".2f"), ("fb_us_per_step", "f+b us/step", ".2f")]
     print(table(rows, cols))
     suffix = "_kernels" if args.kernels_only else ""
-    path = write_json(f"layers_{args.device}{suffix}", {"machine": info | extra, "rows": rows})
+    partial = set(args.cells) != set(CELLS)
+    path = write_json(
+        f"layers_{args.device}{suffix}", {"machine": info | extra, "rows": rows}, partial=partial
+    )
     print(f"# written {path}")
 
 

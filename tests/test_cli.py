@@ -260,13 +260,15 @@ def test_day_first_dates_are_read_day_first_or_the_order_is_asked_for(tmp_path, 
     )
     # a --future file whose few rows cannot show the order takes the history's
     hist, future = tmp_path / "hist.csv", tmp_path / "future.csv"
-    frame = pd.DataFrame({"day": days.strftime("%d/%m/%Y"), "y": np.arange(30.0) % 7,
-                          "x": np.arange(30.0) % 3})
+    frame = pd.DataFrame(
+        {"day": days.strftime("%d/%m/%Y"), "y": np.arange(30.0) % 7, "x": np.arange(30.0) % 3}
+    )
     frame.to_csv(hist, index=False)
     ahead = pd.date_range("2021-02-12", periods=2, freq="D")  # 12/02, 13/02: 13 > 12 ...
     pd.DataFrame({"day": ["12/02/2021"], "x": [1.0]}).to_csv(future, index=False)  # ... 12 not
-    code, out, _ = _run(["forecast", hist, "--target", "y", "--covariates", "x", "--future",
-                         future, *FAST], capsys)
+    code, out, _ = _run(
+        ["forecast", hist, "--target", "y", "--covariates", "x", "--future", future, *FAST], capsys
+    )
     assert code == 0
     got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
     assert list(got) == list(ahead[:1])
@@ -399,8 +401,9 @@ def test_console_script_is_declared():
 def test_output_folders_are_checked_before_the_fit(tmp_path, capsys):
     missing = tmp_path / "no" / "such"
     for option, name in (("-o", "f.csv"), ("--plot", "f.png"), ("--save-model", "m.joblib")):
-        err = _fails(["forecast", "--dataset", "air_passengers", "-H", "2", option,
-                      missing / name], capsys)
+        err = _fails(
+            ["forecast", "--dataset", "air_passengers", "-H", "2", option, missing / name], capsys
+        )
         assert "there is no folder" in err
 
 
@@ -409,9 +412,22 @@ def test_a_failed_write_to_stdout_is_an_error_not_a_traceback(tmp_path):
         pytest.skip("needs /dev/full (Linux) to fail a write")
     with open("/dev/full", "w") as full:
         done = subprocess.run(
-            [sys.executable, "-m", "tsrnn", "forecast", "--dataset", "air_passengers", "-H",
-             "2", "-q", *FAST],
-            stdout=full, stderr=subprocess.PIPE, text=True, timeout=600,
+            [
+                sys.executable,
+                "-m",
+                "tsrnn",
+                "forecast",
+                "--dataset",
+                "air_passengers",
+                "-H",
+                "2",
+                "-q",
+                *FAST,
+            ],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=600,
         )
     assert done.returncode == 2, done.stderr[-2000:]
     assert "cannot write the forecast to standard output" in done.stderr
@@ -441,6 +457,60 @@ assert any("NUMBA_DISABLE_JIT" in str(w.message) for w in caught)
 print("ok")
 """
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+def test_file_without_time_column_with_covariates_names_the_step_column(tmp_path, capsys):
+    history, future = tmp_path / "history.csv", tmp_path / "future.csv"
+    t = np.arange(40.0)
+    pd.DataFrame({"sales": t % 5 + t / 10, "promo": t % 3}).to_csv(history, index=False)
+    pd.DataFrame({"promo": [0.0, 1.0, 2.0]}).to_csv(future, index=False)
+    argv = ["forecast", history, "--no-time-col", "--target", "sales", "--covariates", "promo"]
+    code, out, _ = _run([*argv, "--future", future, *FAST], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "step,sales"  # named, not blank, as without covariates
+    assert [line.split(",")[0] for line in lines[1:]] == ["40", "41", "42"]
+
+
+def test_messages_speak_the_commands_options(tmp_path, capsys):
+    index = pd.date_range("2015-01-01", periods=96, freq="MS")
+    frame = pd.DataFrame({"date": index.strftime("%Y-%m-%d"), "sales": 100 + np.sin(np.arange(96))})
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    # the estimator's fixes as options, not Python keywords
+    err = _fails(["forecast", path, "--target", "sales", "-H", "2", "--window", "200"], capsys)
+    assert "--window auto" in err and "--no-early-stopping" in err
+    assert "window='auto'" not in err and "early_stopping=False" not in err
+    # an infinite value named with its stamp, as a missing one is
+    frame.loc[5, "sales"] = np.inf
+    frame.to_csv(tmp_path / "inf.csv", index=False)
+    err = _fails(["forecast", tmp_path / "inf.csv", "-H", "2", *FAST], capsys)
+    assert "1 infinite value(s) (first at 2015-06-01)" in err
+    # an output path that is a folder is refused before the fit
+    (tmp_path / "out").mkdir()
+    err = _fails(["forecast", path, "-H", "2", "-o", tmp_path / "out", *FAST], capsys)
+    assert "is a folder: give a file name in it" in err
+
+
+def test_future_stamps_off_the_historys_frequency_name_it(tmp_path, capsys):
+    index = pd.date_range("2015-01-01", periods=96, freq="MS")
+    frame = pd.DataFrame(
+        {
+            "date": index.strftime("%Y-%m-%d"),
+            "sales": np.sin(np.arange(96)),
+            "promo": np.arange(96) % 2,
+        }
+    )
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    future = pd.DataFrame(
+        {"date": pd.date_range("2023-01-01", periods=6, freq="MS").strftime("%Y-%m-%d"), "promo": 1}
+    ).drop(index=3)
+    future.to_csv(tmp_path / "future.csv", index=False)
+    argv = ["forecast", tmp_path / "data.csv", "--target", "sales", "--covariates", "promo"]
+    err = _fails([*argv, "--future", tmp_path / "future.csv", *FAST], capsys)
+    assert "do not follow the frequency of the history, MS: row 4" in err
+    assert "--freq" not in err  # none was given

@@ -445,6 +445,8 @@ def _check_option_combinations(args):
     for option, path in (("--output", args.output), ("--plot", args.plot),
                          ("--save-model", args.save_model)):
         folder = os.path.dirname(os.path.abspath(str(path))) if path is not None else None
+        if path is not None and os.path.isdir(str(path)):
+            raise _InputError(f"{option} {str(path)!r} is a folder: give a file name in it")
         if folder is not None and not os.path.isdir(folder):
             raise _InputError(f"{option} {str(path)!r}: there is no folder {folder!r}")
         if folder is not None and not os.access(folder, os.W_OK):
@@ -558,7 +560,9 @@ def _read_csv(path, args):
     # holds for the --future file too, whose few rows may not show it
     where = f"time column {time_col!r} of {path!r}"
     args.date_order = _date_order(frame[time_col], where, args.date_order)
-    index = _time_index(frame[time_col], path, args.freq, args.date_order)
+    index = _time_index(
+        frame[time_col], path, args.freq, args.date_order, getattr(args, "freq_label", None)
+    )
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
 
@@ -583,7 +587,7 @@ def _check_header(path, frame):
         )
 
 
-def _time_index(column, path, freq, date_order=None):
+def _time_index(column, path, freq, date_order=None, freq_label=None):
     import numpy as np
     import pandas as pd
 
@@ -616,7 +620,7 @@ def _time_index(column, path, freq, date_order=None):
     index = _parse_dates(column, where, date_order)
     _check_order(index, where)
     if freq is not None:
-        return _apply_freq(index, freq, where)
+        return _apply_freq(index, freq, where, freq_label)
     if len(index) < 3:
         raise _InputError(
             f"{where} has {len(index)} stamp(s), too few for pandas to infer a frequency: "
@@ -712,7 +716,9 @@ def _check_order(index, where):
         )
 
 
-def _apply_freq(index, freq, where):
+def _apply_freq(index, freq, where, label=None):
+    """``index`` on ``freq``'s grid; ``label`` names where ``freq`` came from in messages
+    (``--freq`` unless said otherwise: the --future file takes the history's)."""
     import pandas as pd
 
     try:
@@ -729,9 +735,9 @@ def _apply_freq(index, freq, where):
     if not expected.equals(index):
         row = int(next(i for i in range(len(index)) if index[i] != expected[i]))
         raise _InputError(
-            f"the stamps of {where} do not follow --freq {freq}: row {row + 1} is "
-            f"{_stamp(index[row])}, expected {_stamp(expected[row])}; fill the missing steps "
-            "(or pick the right --freq)"
+            f"the stamps of {where} do not follow {label or '--freq'} {freq}: row {row + 1} is "
+            f"{_stamp(index[row])}, expected {_stamp(expected[row])}; fill the missing steps"
+            + ("" if label else " (or pick the right --freq)")
         )
     return pd.DatetimeIndex(index, freq=offset, name=index.name)
 
@@ -766,6 +772,7 @@ def _stamp(value):
 
 
 def _choose_targets(frame, covariates, args):
+    import numpy as np
     import pandas as pd
 
     for name in covariates:
@@ -799,6 +806,14 @@ def _choose_targets(frame, covariates, args):
                 f"column {name!r} has {int(missing.sum())} missing value(s) (first at "
                 f"{_stamp(frame.index[missing.argmax()])}); fill or drop them first"
             )
+        if pd.api.types.is_numeric_dtype(frame[name].dtype):
+            infinite = np.isinf(frame[name].to_numpy(dtype=float))
+            if infinite.any():
+                raise _InputError(
+                    f"column {name!r} has {int(infinite.sum())} infinite value(s) (first at "
+                    f"{_stamp(frame.index[infinite.argmax()])}); replace them with real "
+                    "values or drop those rows first"
+                )
     return targets
 
 
@@ -833,7 +848,10 @@ def _read_future(args, history, model):
     if freq is None and model is not None:
         freq = getattr(model, "freq_", None)
     # A short --future file cannot show its own frequency: it has the history's.
-    options = argparse.Namespace(**{**vars(args), "freq": freq})
+    label = None if args.freq is not None else "the frequency of the history,"
+    if args.freq is None and history is None:
+        label = "the frequency of the loaded model,"
+    options = argparse.Namespace(**{**vars(args), "freq": freq, "freq_label": label})
     future = _read_csv(args.future, options)
     if args.horizon is not None and args.horizon != len(future):
         raise _InputError(
@@ -843,7 +861,7 @@ def _read_future(args, history, model):
     if args.no_time_col and history is not None:
         # Without time stamps the future rows simply continue the numbering of the history.
         start = len(history)
-        future.index = pd.RangeIndex(start, start + len(future))
+        future.index = pd.RangeIndex(start, start + len(future), name=history.index.name)
     return future
 
 
@@ -909,8 +927,26 @@ def _fit(model, X, y):
             else:
                 model.fit(X, y)
     except (ValueError, TypeError) as exc:
-        raise _InputError(f"cannot fit the model: {exc}") from None
+        raise _InputError(f"cannot fit the model: {_as_cli_options(str(exc))}") from None
     return time.perf_counter() - start
+
+
+def _as_cli_options(message: str) -> str:
+    """The estimator's suggested fixes in the command's terms: ``window='auto'`` becomes
+    ``--window auto``, ``early_stopping=False`` ``--no-early-stopping``."""
+    import re
+
+    flags = {param: "--" + dest.replace("_", "-") for dest, param in _ESTIMATOR_OPTIONS}
+
+    def option(match):
+        param, value = match.group(1), match.group(2).strip("'\"")
+        if value in ("True", "False") and param == "early_stopping":
+            return flags[param] if value == "True" else "--no-" + flags[param][2:]
+        return f"{flags[param]} {value}"
+
+    names = "|".join(sorted(flags, key=len, reverse=True))
+    value = r"'[^']*'|\"[^\"]*\"|[\w+-]+(?:\.[\w+-]+)*"  # a number's point, not a full stop
+    return re.sub(rf"(?<![\w.])({names})=({value})", option, message)
 
 
 def _predict(model, what):

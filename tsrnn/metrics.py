@@ -148,7 +148,8 @@ def _check_pair(y_true, y_pred):
 def _span(index):
     if len(index) == 0:
         return "empty"
-    return f"{len(index)} rows, {index[0]!r} to {index[-1]!r}"
+    first, last = (v.item() if isinstance(v, np.generic) else v for v in (index[0], index[-1]))
+    return f"{len(index)} rows, {first!r} to {last!r}"
 
 
 def _check_multioutput(multioutput, n_outputs):
