@@ -190,6 +190,29 @@ def test_model_options_with_a_loaded_model_are_refused(tmp_path, capsys):
     argv = ["forecast", "--load-model", tmp_path / "m.joblib", "-H", "3"]
     err = _fails([*argv, "--hidden-size", "64", "--cell", "lstm"], capsys)
     assert "--cell, --hidden-size only apply when fitting" in err
+    # an explicit seed too: a loaded model draws nothing (it was silently ignored)
+    assert "--random-state only apply when fitting" in _fails(
+        [*argv, "--random-state", "3"], capsys
+    )
+
+
+def test_every_estimator_parameter_has_an_option(series_csv, capsys, monkeypatch):
+    import inspect
+
+    from tsrnn import RNNForecaster
+    from tsrnn.cli import _ESTIMATOR_OPTIONS
+
+    offered = {param for _, param in _ESTIMATOR_OPTIONS} | {"verbose"}
+    assert offered == set(inspect.signature(RNNForecaster).parameters)
+    fitted = []
+    monkeypatch.setattr(RNNForecaster, "fit", lambda self, *a: fitted.append(self) or self)
+    monkeypatch.setattr(RNNForecaster, "predict", lambda self, h: pd.Series(np.zeros(h)))
+    extra = ["--init", "orthogonal", "--clip-value", "0.5", "--dtype", "float64"]
+    code, _, _ = _run(["forecast", series_csv, "--target", "sales", "-H", "2", *extra], capsys)
+    assert code == 0
+    params = fitted[0].get_params()
+    assert (params["init"], params["clip_value"], params["dtype"]) == ("orthogonal", 0.5, "float64")
+    assert params["random_state"] == 0  # the command's default seed
 
 
 def test_future_rows_before_the_data_end_are_refused_before_fitting(

@@ -366,7 +366,7 @@ def test_forecaster_imports_without_numba():
 
 
 @pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # the reference loop's shapes
-@pytest.mark.filterwarnings("ignore:`torch.jit.trace_method` is deprecated:DeprecationWarning")
+@pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
 @pytest.mark.parametrize("kind", ["lstm", "rnn_tanh"])
 def test_jit_trace_without_gradients_records_a_working_model(kind):
     """The kernels write through NumPy, unseen by the tracer: a traced layer with frozen

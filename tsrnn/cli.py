@@ -40,6 +40,8 @@ _ESTIMATOR_OPTIONS = (
     ("strategy", "strategy"),
     ("bptt", "bptt"),
     ("clip_norm", "clip_norm"),
+    ("clip_value", "clip_value"),
+    ("init", "init"),
     ("optimizer", "optimizer"),
     ("learning_rate", "learning_rate"),
     ("weight_decay", "weight_decay"),
@@ -49,6 +51,7 @@ _ESTIMATOR_OPTIONS = (
     ("validation_fraction", "validation_fraction"),
     ("patience", "patience"),
     ("scaler", "scaler"),
+    ("dtype", "dtype"),
     ("backend", "backend"),
     ("device", "device"),
     ("n_threads", "n_threads"),
@@ -292,6 +295,17 @@ def build_parser():
         metavar="X|none",
         help="clip gradients to this global norm",
     )
+    add_model_option(
+        "--clip-value",
+        type=_optional_float,
+        metavar="X|none",
+        help="clip each gradient entry to [-X, X]",
+    )
+    add_model_option(
+        "--init",
+        choices=["uniform", "orthogonal", "xavier"],
+        help="initialisation of the recurrent weights",
+    )
     add_model_option("--optimizer", metavar="NAME", help="training optimizer, e.g. adam")
     add_model_option("--learning-rate", type=float, metavar="LR", help="learning rate")
     add_model_option("--weight-decay", type=float, metavar="X", help="L2 weight decay")
@@ -321,6 +335,9 @@ def build_parser():
         help="per-series target scaling inside the model",
     )
     add_model_option(
+        "--dtype", choices=["float32", "float64"], help="precision of the network"
+    )
+    add_model_option(
         "--backend",
         choices=["auto", "numba", "triton", "torch"],
         help="recurrent kernel backend",
@@ -330,7 +347,6 @@ def build_parser():
     add_model_option(
         "--random-state",
         type=_optional_int,
-        default=0,
         metavar="SEED|none",
         help="seed; same seed, data and machine give the same forecast (default: 0; 'none' "
         "for a fresh random start each run)",
@@ -456,8 +472,7 @@ def _check_option_combinations(args):
     fit_only = [
         "--" + dest.replace("_", "-")
         for dest, _ in _ESTIMATOR_OPTIONS
-        # --random-state has a default (0), so it is always there; a forecast does not draw
-        if dest in args and dest not in ("n_threads", "random_state")
+        if dest in args and dest != "n_threads"
     ]
     if args.load_model is not None and fit_only:
         raise _InputError(
@@ -912,6 +927,7 @@ def _make_estimator(args):
     from tsrnn import RNNForecaster
 
     params = {param: getattr(args, dest) for dest, param in _ESTIMATOR_OPTIONS if dest in args}
+    params.setdefault("random_state", 0)  # --random-state's default: a command is reproducible
     params["verbose"] = min(args.verbose, 1)
     return RNNForecaster(**params)
 
