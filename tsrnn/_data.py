@@ -312,10 +312,14 @@ def _local_freq(index: pd.DatetimeIndex) -> str | None:
 
 def as_offset(freq: str):
     """A pandas offset from a frequency string of a DatetimeIndex or a PeriodIndex ('M')."""
-    try:
-        return to_offset(freq)
-    except ValueError:
-        return to_offset(freq, is_period=True)
+    with warnings.catch_warnings():
+        # pandas 2.2-2.3 read a PeriodIndex's 'M', 'Q-DEC', 'Y-DEC' as month/quarter/year ends
+        # with a FutureWarning (they are the period strings, which the user did not write)
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            return to_offset(freq)
+        except ValueError:
+            return to_offset(freq, is_period=True)
 
 
 def _range_step(index: pd.Index, what: str) -> int:

@@ -688,6 +688,9 @@ def _parse_dates(column, where, date_order=None):
         # "Could not infer format ... falling back to dateutil": fine for a CLI, which then
         # checks that the stamps are regular.
         warnings.simplefilter("ignore", UserWarning)
+        # pandas 2.2-2.3: "parsing datetimes with mixed time zones will raise ... unless
+        # utc=True": the second attempt below reads them with utc=True
+        warnings.simplefilter("ignore", FutureWarning)
         try:
             return pd.DatetimeIndex(pd.to_datetime(column, **options), name=column.name)
         except (ValueError, TypeError, OverflowError):

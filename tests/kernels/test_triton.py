@@ -21,12 +21,12 @@ import warnings
 import pytest
 import torch
 
-import tsrnn.nn
-from tsrnn.exceptions import FallbackWarning
-from tsrnn.kernels.common import triton_utils as tu
-from tsrnn.kernels.common.registry import triton_interpreted
+triton = pytest.importorskip("triton")  # before the imports that need it: skip, not error
 
-triton = pytest.importorskip("triton")
+import tsrnn.nn  # noqa: E402
+from tsrnn.exceptions import FallbackWarning  # noqa: E402
+from tsrnn.kernels.common import triton_utils as tu  # noqa: E402
+from tsrnn.kernels.common.registry import triton_interpreted  # noqa: E402
 
 CELLS = {  # test id -> (cell, nonlinearity, torch.nn layer name)
     "rnn-tanh": ("rnn", "tanh", "RNN"),
