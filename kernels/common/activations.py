@@ -70,6 +70,27 @@ def _float32_from_bits(typingctx, bits):
     return types.float32(types.int32), codegen
 
 
+@njit(inline="always")
+def _reduce(v):
+    """Cody-Waite range reduction of a float32 ``v``: ``(n, r)`` with ``v = n ln2 + r``."""
+    n = math.floor(v * _F32(_LOG2E) + _F32(0.5))
+    nf = _F32(n)
+    return n, (v - nf * _F32(_LN2_HI)) - nf * _F32(_LN2_LO)
+
+
+@njit(inline="always")
+def _taylor_to_c1(r):
+    """``(e**r - 1) / r`` as the Taylor polynomial's Horner chain down to its ``r`` term, shared
+    by ``exp`` (times ``r`` plus 1) and ``tanh`` (times ``r``: ``e**r - 1`` itself)."""
+    p = _C[7]
+    p = p * r + _C[6]
+    p = p * r + _C[5]
+    p = p * r + _C[4]
+    p = p * r + _C[3]
+    p = p * r + _C[2]
+    return p * r + _C[1]
+
+
 def fast_exp(x):
     """e**x (float32: vectorisable inline evaluation; float64: libm)."""
     return math.exp(x)
@@ -78,24 +99,14 @@ def fast_exp(x):
 @overload(fast_exp, inline="always")
 def _fast_exp_overload(x):
     if isinstance(x, types.Float) and x.bitwidth == 32:
-        log2e, hi, lo = np.float32(_LOG2E), np.float32(_LN2_HI), np.float32(_LN2_LO)
         lo_clamp, hi_clamp = np.float32(-87.0), np.float32(_EXP_HI)
-        c0, c1, c2, c3, c4, c5, c6, c7 = (np.float32(1.0 / math.factorial(k)) for k in range(8))
+        c0 = _C[0]
         two = np.float32(2.0)
 
         def impl(x):
             v = min(max(x, lo_clamp), hi_clamp)
-            n = math.floor(v * log2e + np.float32(0.5))
-            nf = np.float32(n)
-            r = (v - nf * hi) - nf * lo
-            p = c7
-            p = p * r + c6
-            p = p * r + c5
-            p = p * r + c4
-            p = p * r + c3
-            p = p * r + c2
-            p = p * r + c1
-            p = p * r + c0
+            n, r = _reduce(v)
+            p = _taylor_to_c1(r) * r + c0
             # 2**n as 2**(n-1) * 2: normal for every n the clamps allow ([-125, 128]), and
             # e**x near float32's largest value stays finite (p < 1 there) or overflows to inf
             scale = _float32_from_bits(np.int32((n + 126) << 23))
@@ -115,24 +126,13 @@ def fast_tanh(x):
 @overload(fast_tanh, inline="always")
 def _fast_tanh_overload(x):
     if isinstance(x, types.Float) and x.bitwidth == 32:
-        log2e, hi, lo = np.float32(_LOG2E), np.float32(_LN2_HI), np.float32(_LN2_LO)
         bound, one, two = np.float32(_TANH_HI), np.float32(1.0), np.float32(2.0)
-        c1, c2, c3, c4, c5, c6, c7 = _C[1:]
 
         def impl(x):
             u = np.float32(-2.0) * np.minimum(np.maximum(x, -bound), bound)
-            n = math.floor(u * log2e + np.float32(0.5))
-            nf = np.float32(n)
-            r = (u - nf * hi) - nf * lo
+            n, r = _reduce(u)
             # e**r - 1 without its constant term, so that it keeps its relative precision
-            q = c7
-            q = q * r + c6
-            q = q * r + c5
-            q = q * r + c4
-            q = q * r + c3
-            q = q * r + c2
-            q = q * r + c1
-            q = q * r
+            q = _taylor_to_c1(r) * r
             scale = _float32_from_bits(np.int32((n + 127) << 23))
             em = scale * q + (scale - one)  # e**u - 1: exactly q where n is 0 (|u| < ln2/2)
             return em / (-two - em)  # NaN in, NaN out (np.maximum and np.minimum keep it)
@@ -189,20 +189,31 @@ def _relu_overload(x):
 
 
 @njit(inline="always")
+def _vreduce(v):
+    """:func:`_reduce` of each lane."""
+    n = vfloor(vmuladd(v, vsplat(v, _F32(_LOG2E)), vsplat(v, _F32(0.5))))
+    r = vmuladd(n, vsplat(v, _F32(-_LN2_HI)), v)
+    return n, vmuladd(n, vsplat(v, _F32(-_LN2_LO)), r)
+
+
+@njit(inline="always")
+def _vtaylor_to_c1(r):
+    """:func:`_taylor_to_c1` of each lane."""
+    p = vsplat(r, _C[7])
+    p = vmuladd(p, r, vsplat(r, _C[6]))
+    p = vmuladd(p, r, vsplat(r, _C[5]))
+    p = vmuladd(p, r, vsplat(r, _C[4]))
+    p = vmuladd(p, r, vsplat(r, _C[3]))
+    p = vmuladd(p, r, vsplat(r, _C[2]))
+    return vmuladd(p, r, vsplat(r, _C[1]))
+
+
+@njit(inline="always")
 def vexp(x):
     """:func:`fast_exp` of each lane of a float32 vector."""
     v = vclamp(x, vsplat(x, _F32(-87.0)), vsplat(x, _F32(_EXP_HI)))
-    n = vfloor(vmuladd(v, vsplat(x, _F32(_LOG2E)), vsplat(x, _F32(0.5))))
-    r = vmuladd(n, vsplat(x, _F32(-_LN2_HI)), v)
-    r = vmuladd(n, vsplat(x, _F32(-_LN2_LO)), r)
-    p = vsplat(x, _C[7])
-    p = vmuladd(p, r, vsplat(x, _C[6]))
-    p = vmuladd(p, r, vsplat(x, _C[5]))
-    p = vmuladd(p, r, vsplat(x, _C[4]))
-    p = vmuladd(p, r, vsplat(x, _C[3]))
-    p = vmuladd(p, r, vsplat(x, _C[2]))
-    p = vmuladd(p, r, vsplat(x, _C[1]))
-    p = vmuladd(p, r, vsplat(x, _C[0]))
+    n, r = _vreduce(v)
+    p = vmuladd(_vtaylor_to_c1(r), r, vsplat(x, _C[0]))
     return vscalef(p, n)  # NaN in, NaN out (the clamp lets it through)
 
 
@@ -218,17 +229,8 @@ def vtanh(x):
     """:func:`fast_tanh` of each lane of a float32 vector."""
     v = vclamp(x, vsplat(x, _F32(-_TANH_HI)), vsplat(x, _F32(_TANH_HI)))
     u = vmul(vsplat(x, _F32(-2.0)), v)
-    n = vfloor(vmuladd(u, vsplat(x, _F32(_LOG2E)), vsplat(x, _F32(0.5))))
-    r = vmuladd(n, vsplat(x, _F32(-_LN2_HI)), u)
-    r = vmuladd(n, vsplat(x, _F32(-_LN2_LO)), r)
-    q = vsplat(x, _C[7])
-    q = vmuladd(q, r, vsplat(x, _C[6]))
-    q = vmuladd(q, r, vsplat(x, _C[5]))
-    q = vmuladd(q, r, vsplat(x, _C[4]))
-    q = vmuladd(q, r, vsplat(x, _C[3]))
-    q = vmuladd(q, r, vsplat(x, _C[2]))
-    q = vmuladd(q, r, vsplat(x, _C[1]))
-    q = vmul(q, r)
+    n, r = _vreduce(u)
+    q = vmul(_vtaylor_to_c1(r), r)
     one = vsplat(x, _F32(1.0))
     scale = vscalef(one, n)
     em = vmuladd(scale, q, vsub(scale, one))  # e**u - 1, see fast_tanh
