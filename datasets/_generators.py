@@ -392,11 +392,22 @@ def make_mackey_glass(
         lag0 = history[0]
         lag1 = history[1] if delay > 1 else x
         lag_half = 0.5 * (lag0 + lag1)
-        k1 = rate(x, lag0)
-        k2 = rate(x + half * k1, lag_half)
-        k3 = rate(x + half * k2, lag_half)
-        k4 = rate(x + dt * k3, lag1)
-        x = x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        try:
+            k1 = rate(x, lag0)
+            k2 = rate(x + half * k1, lag_half)
+            k3 = rate(x + half * k2, lag_half)
+            k4 = rate(x + dt * k3, lag1)
+            x = x + dt / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        except OverflowError:  # lagged**n_exp past the float range
+            x = math.inf
+        # The equation keeps x positive and bounded; a step that leaves that range (or turns
+        # complex: a negative lagged**n_exp) is the integrator's instability, not the model's.
+        if not (isinstance(x, float) and 0.0 <= x < 1e100):
+            raise ValueError(
+                f"{func} diverged: the Runge-Kutta step dt={dt!r} is too large for these "
+                f"parameters (the state left [0, 1e100) after {k + 1} steps, at {x!r}). Use a "
+                "smaller dt, e.g. dt=0.1 (the default), with gamma * dt well below 1."
+            )
         history.append(x)
     if noise > 0:
         out += noise * rng.standard_normal(n)

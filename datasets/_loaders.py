@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from importlib import resources
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -166,7 +167,7 @@ def load_electricity_demand(*, return_X_y: bool = False):
     >>> X.columns.tolist(), y.name, round(float(y.max()), 6)
     (['workday', 'temperature'], 'demand', 9.345004)
     """
-    if not isinstance(return_X_y, bool):
+    if not isinstance(return_X_y, (bool, np.bool_)):
         raise TypeError(
             f"The 'return_X_y' parameter of load_electricity_demand must be a bool. "
             f"Got {return_X_y!r} instead."

@@ -8,6 +8,7 @@ instead." followed by what to do about it.
 from __future__ import annotations
 
 import numbers
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -114,10 +115,14 @@ def check_random_state(random_state, func) -> np.random.Generator:
 
 def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
     """``n`` regular time stamps from ``start`` with frequency ``freq``, or a teaching error."""
+    pandas_says = ""
     try:
         offset = pd.tseries.frequencies.to_offset(freq)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as err:
         offset = None
+        # pandas names the current spelling of a retired or mistyped alias ('M' -> 'ME')
+        found = re.search(r"Please use '([^']+)' instead|Did you mean ([^?\s]+)\?", str(err))
+        pandas_says = f"pandas suggests {found.group(1) or found.group(2)!r}. " if found else ""
     if offset is None:
         _fail(
             ValueError,
@@ -125,7 +130,8 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
             "freq",
             "a pandas frequency alias",
             freq,
-            "Use an offset alias such as 'D', 'h', '30min', 'MS' (month start) or 'QS'.",
+            pandas_says + "Use an offset alias such as 'D', 'h', '30min', 'MS' (month start), "
+            "'ME' (month end) or 'QS'.",
         )
     if offset.n <= 0:  # '0D' repeats one stamp, '-1D' runs backwards in time
         _fail(
@@ -158,4 +164,16 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
             start,
             "Use e.g. start='2000-01-01'.",
         )
-    return pd.date_range(first, periods=n, freq=offset, name=name)
+    index = pd.date_range(first, periods=n, freq=offset, name=name)
+    if len(index) != n or not index.is_monotonic_increasing or not index.is_unique:
+        # an offset whose n is positive but that stands still or runs backwards
+        # (pd.DateOffset(days=-1), pd.DateOffset(months=0))
+        _fail(
+            ValueError,
+            func,
+            "freq",
+            "a frequency that moves forward in time",
+            freq,
+            "Use a positive step, e.g. 'D', '2h' or pd.DateOffset(months=1).",
+        )
+    return index

@@ -408,3 +408,78 @@ def test_mase_refuses_a_panel_y_train():
     # series by series, as the message says: each moves by 1 a step
     per_series = panel.groupby(level=0).apply(lambda s: float(mase_scale(s)[0]))
     np.testing.assert_allclose(per_series.to_numpy(), [1.0, 1.0])
+
+
+def test_mase_y_train_columns_must_match_by_name():
+    # A DataFrame y_train in another column order scaled each column by the other's naive
+    # error, without a word (the pair y_true/y_pred already refused that).
+    train = pd.DataFrame({"a": np.arange(20.0) % 2, "b": 100 * (np.arange(20.0) % 2)})
+    truth = pd.DataFrame({"a": [0.0, 1.0], "b": [0.0, 100.0]})
+    pred = truth + 10.0
+    raw = mase(truth, pred, y_train=train, multioutput="raw_values")
+    np.testing.assert_allclose(raw, [10, 0.1])
+    with pytest.raises(ValueError, match=r"y_train has columns \['b', 'a'\].*y_train\[y_true"):
+        mase(truth, pred, y_train=train[["b", "a"]])
+    with pytest.raises(ValueError, match=r"y_train has columns \['x', 'y'\]"):
+        mase(truth, pred, y_train=train.set_axis(["x", "y"], axis=1))
+    # arrays and Series carry no names: compared by position, as documented
+    assert mase(truth, pred, y_train=train.to_numpy()) == pytest.approx(5.05)
+
+
+def test_mase_takes_a_fitted_forecasters_scale_table():
+    # the docstring's example: scale=model.mase_scale_, of shape (n_series_, n_targets)
+    truth, pred = np.array([1.0, 2.0]), np.array([2.0, 3.0])
+    assert mase(truth, pred, scale=np.array([[4.0]])) == 0.25
+    truth2 = np.array([[1.0, 1.0], [2.0, 2.0]])
+    raw = mase(truth2, truth2 + 1, scale=np.array([[2.0, 4.0]]), multioutput="raw_values")
+    np.testing.assert_allclose(raw, [0.5, 0.25])
+    with pytest.raises(ValueError, match=r"scale has 3 rows, one per series.*mase_scale_\[i\]"):
+        mase(truth, pred, scale=np.ones((3, 1)))
+
+
+def test_metrics_refuse_duplicated_column_names():
+    frame = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], columns=["a", "a"])
+    for metric in (mae, rmse, mape, smape):
+        with pytest.raises(ValueError, match=r"duplicated column names \['a'\]"):
+            metric(frame, frame + 1)
+    with pytest.raises(ValueError, match="duplicated column names"):
+        mase_scale(frame)
+
+
+def test_make_forecast_scorer_checks_its_arguments_when_made():
+    # each of these failed only when scoring, so a search fitted every candidate and ended
+    # with NaN scores
+    with pytest.raises(ValueError, match=r"m=12 also pass y_train"):
+        make_forecast_scorer("mase", m=12)
+    with pytest.raises(ValueError, match="not both"):
+        make_forecast_scorer("mase", scale=1.0, y_train=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"for m=12 also pass y_train"):
+        make_forecast_scorer("mase", scale=1.0, m=12)
+    with pytest.raises(TypeError, match=r"mae takes no keyword\(s\) \['multioutptu'\]"):
+        make_forecast_scorer("mae", multioutptu=[0.5, 0.5])
+    with pytest.raises(ValueError, match="m must be an int"):
+        make_forecast_scorer("mase", m=0, y_train=[1.0, 2.0])
+    with pytest.raises(ValueError, match="multioutput must be"):
+        make_forecast_scorer("mae", multioutput=["a", "b"])
+    with pytest.raises(TypeError, match="greater_is_better must be True or False"):
+        make_forecast_scorer("mae", greater_is_better="no")
+    # valid ones are made as before
+    assert make_forecast_scorer("mase", m=12, y_train=np.arange(30.0)) is not None
+    assert make_forecast_scorer("mae", greater_is_better=np.False_) is not None
+
+
+def test_mase_scorer_scores_a_fitted_search():
+    # nested cross-validation scores the search itself: its scale is its best estimator's
+    from sklearn.model_selection import GridSearchCV, TimeSeriesSplit
+
+    X = pd.Series(np.arange(20.0))
+    search = GridSearchCV(
+        _ShiftModel(),
+        {"shift": [0.0, 1.0]},
+        scoring=make_forecast_scorer("mase"),
+        cv=TimeSeriesSplit(n_splits=2, test_size=4),
+    ).fit(X)
+    assert search.best_params_ == {"shift": 0.0}
+    test = pd.Series(np.arange(20.0, 24.0))
+    # shift 0 forecasts exactly: MASE 0 (through best_estimator_, not an error)
+    assert make_forecast_scorer("mase")(search, test) == 0.0

@@ -298,6 +298,11 @@ def test_panel_split_errors():
         list(PanelSplit(n_splits=5, test_size=20).split(make_panel()))
     with pytest.raises(ValueError, match="'gap' parameter"):
         list(PanelSplit(gap=-1).split(make_panel()))
+    # more folds than stamps: the derived test_size is 0, said as such (it read "28 distinct
+    # time stamps, too few ... (at least 1 are needed)")
+    n_times = make_panel().index.get_level_values(1).nunique()
+    with pytest.raises(ValueError, match=rf"{n_times} distinct .* at least {n_times + 3} are"):
+        list(PanelSplit(n_splits=n_times + 2).split(make_panel()))
     # a gap that is what leaves too few stamps is named in the fix
     n_times = make_panel().index.get_level_values(1).nunique()
     with pytest.raises(ValueError, match=r"with gap=.*Lower n_splits or test_size or gap\."):

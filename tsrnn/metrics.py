@@ -30,6 +30,7 @@ Definitions, per target column over ``n`` rows with ``e = y_true - y_pred``:
 
 from __future__ import annotations
 
+import inspect
 import numbers
 import warnings
 
@@ -54,11 +55,17 @@ _MULTIOUTPUT_STRINGS = ("raw_values", "uniform_average")
 def _to_2d(y, name):
     """Return ``y`` as a float64 array of shape (n_rows, n_columns), after checking it."""
     if isinstance(y, pd.DataFrame):
-        bad = [c for c in y.columns if not _is_real_dtype(y[c].dtype)]
+        if y.columns.has_duplicates:
+            twice = list(dict.fromkeys(y.columns[y.columns.duplicated()]))
+            raise ValueError(
+                f"{name} has duplicated column names {twice!r}; each target column is matched "
+                "to its forecast by name: rename them first (e.g. y.columns = [...])."
+            )
+        bad = [(c, dtype) for c, dtype in y.dtypes.items() if not _is_real_dtype(dtype)]
         if bad:
             raise ValueError(
-                f"{name} has non-numeric column(s) {bad!r} (dtypes "
-                f"{[str(y[c].dtype) for c in bad]}); metrics need numbers: drop or convert "
+                f"{name} has non-numeric column(s) {[c for c, _ in bad]!r} (dtypes "
+                f"{[str(dtype) for _, dtype in bad]}); metrics need numbers: drop or convert "
                 "those columns first."
             )
         values = y.to_numpy(dtype=np.float64)
@@ -409,12 +416,16 @@ def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_
         Forecast values, row for row (pandas indexes must be equal).
     y_train : array-like, pd.Series or pd.DataFrame of shape (n_train, n_targets), optional
         The training series, with the same target columns; the scale is computed from it.
+        A DataFrame's columns must be those of a DataFrame ``y_true`` (or ``y_pred``), in the
+        same order.
     m : int, default=1
         Seasonal period of the naive forecast that defines the scale, with ``y_train`` only:
         a given ``scale`` already holds its period, and another ``m`` beside it is a
         ``ValueError``.
-    scale : float or array-like of shape (n_targets,), optional
-        A precomputed scale, e.g. the ``mase_scale_`` of a fitted forecaster.
+    scale : float or array-like of shape (n_targets,) or (1, n_targets), optional
+        A precomputed scale, e.g. the ``mase_scale_`` of a forecaster fitted on one series
+        (one row). A panel model's table (one row per series) is refused: pass the row of
+        the series scored.
     multioutput : {'uniform_average', 'raw_values'} or array-like of shape (n_targets,)
         How to combine target columns.
 
@@ -447,8 +458,9 @@ def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_
                 f"y_train has {train_scale.shape[0]} column(s) but y_true has {n_outputs}; "
                 "pass the training data of the same target columns."
             )
+        _check_train_columns(y_train, y_true, y_pred)
     else:
-        if not (isinstance(m, numbers.Integral) and not isinstance(m, bool) and m == 1):
+        if _check_m(m) != 1:
             raise ValueError(
                 f"m={m!r} is only used with y_train: a given scale already holds the seasonal "
                 "period it was computed with, e.g. scale=mase_scale(y_train, m=12). Drop m."
@@ -468,10 +480,34 @@ def mase(y_true, y_pred, *, y_train=None, m=1, scale=None, multioutput="uniform_
     return _as_result(_aggregate(per_column, multioutput))
 
 
+def _check_train_columns(y_train, y_true, y_pred):
+    """A DataFrame ``y_train`` scales the columns of the same names, in the same order."""
+    if not isinstance(y_train, pd.DataFrame):
+        return
+    named = next((y for y in (y_true, y_pred) if isinstance(y, pd.DataFrame)), None)
+    if named is not None and not y_train.columns.equals(named.columns):
+        which = "y_true" if named is y_true else "y_pred"
+        raise ValueError(
+            f"y_train has columns {list(y_train.columns)!r} but {which} has "
+            f"{list(named.columns)!r}; each column's scale comes from the training column of "
+            f"the same name: pass y_train[{which}.columns]."
+        )
+
+
 def _check_scale(scale, n_outputs):
     values = np.asarray(scale)
     if not _is_real_dtype(values.dtype):
         raise ValueError(f"scale must be a number or an array of numbers; got {scale!r}.")
+    if values.ndim == 2 and values.shape[0] == 1:
+        # a fitted forecaster's mase_scale_: (n_series_, n_targets), one row for one series
+        values = values[0]
+    elif values.ndim == 2:
+        raise ValueError(
+            f"scale has {values.shape[0]} rows, one per series of a panel (a panel model's "
+            "mase_scale_); mase scores one series: pass that series' row (mase_scale_[i]), or "
+            "score the panel with the forecaster's score(), which matches each series to its "
+            "scale."
+        )
     values = np.atleast_1d(values.astype(np.float64))
     if values.ndim != 1 or values.shape[0] not in (1, n_outputs):
         raise ValueError(
@@ -550,9 +586,15 @@ _SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
 
 def _fitted_mase_scale(estimator):
     model = estimator
-    # A Pipeline's fitted forecaster is its last step.
-    while not _has_scale(model) and hasattr(model, "_final_estimator"):
-        model = model._final_estimator
+    # A Pipeline's fitted forecaster is its last step; a fitted search's, its best estimator
+    # (nested cross-validation scores the search).
+    while not _has_scale(model):
+        if hasattr(model, "_final_estimator"):
+            model = model._final_estimator
+        elif hasattr(model, "best_estimator_"):
+            model = model.best_estimator_
+        else:
+            break
     scale = next((getattr(model, name) for name in _SCALE_ATTRIBUTES if hasattr(model, name)), None)
     if scale is None:
         raise ValueError(
@@ -593,13 +635,22 @@ def make_forecast_scorer(metric, *, greater_is_better=False, **kwargs):
         Passed to the metric, e.g. ``multioutput=[0.7, 0.3]``. For ``'mase'`` without
         ``scale`` or ``y_train``, the scale is read from the fitted forecaster's
         ``mase_scale_`` attribute (the mean absolute one-step change of its training data),
-        as :meth:`tsrnn.RNNForecaster.score` does. For a forecaster fitted on a panel (one
-        scale per series), the scorer returns ``estimator.score``, negative MASE per series.
+        as :meth:`tsrnn.RNNForecaster.score` does (through a Pipeline to its last step, and
+        through a fitted search to its ``best_estimator_``). For a forecaster fitted on a
+        panel (one scale per series), the scorer returns ``estimator.score``, negative MASE
+        per series.
 
     Returns
     -------
     callable
         A picklable scorer ``scorer(estimator, X, y=None) -> float``.
+
+    Raises
+    ------
+    TypeError, ValueError
+        When it is made, not when it scores, for arguments every fold would fail on: a
+        keyword the named metric does not take, ``'mase'`` with ``m != 1`` and no
+        ``y_train``, both ``scale`` and ``y_train``, a non-boolean ``greater_is_better``.
 
     Examples
     --------
@@ -636,9 +687,45 @@ def make_forecast_scorer(metric, *, greater_is_better=False, **kwargs):
         raise TypeError(
             f"metric must be a metric name or a callable metric(y_true, y_pred); got {metric!r}."
         )
+    if not isinstance(greater_is_better, (bool, np.bool_)):
+        raise TypeError(f"greater_is_better must be True or False; got {greater_is_better!r}.")
     if isinstance(kwargs.get("multioutput"), str) and kwargs["multioutput"] == "raw_values":
         raise ValueError(
             "multioutput='raw_values' gives one number per column, but a scorer must return "
             "one number: use 'uniform_average' or an array of weights."
         )
+    if metric in _METRICS.values():
+        _check_scorer_kwargs(metric, kwargs)
     return _ForecastScorer(metric, 1 if greater_is_better else -1, kwargs)
+
+
+def _check_scorer_kwargs(metric, kwargs):
+    """Refuse, when the scorer is made, keywords that would fail every fold's scoring (a
+    search would fit every candidate and end with NaN scores)."""
+    allowed = sorted(set(inspect.signature(metric).parameters) - {"y_true", "y_pred"})
+    unknown = sorted(set(kwargs) - set(allowed))
+    if unknown:
+        raise TypeError(
+            f"{metric.__name__} takes no keyword(s) {unknown}; its keywords are {allowed}."
+        )
+    if "multioutput" in kwargs and not isinstance(kwargs["multioutput"], str):
+        weights = np.asarray(kwargs["multioutput"])
+        if not _is_real_dtype(weights.dtype) or weights.ndim != 1:
+            raise ValueError(
+                "multioutput must be 'uniform_average' or a 1-D array of weights, one per "
+                f"target column; got {kwargs['multioutput']!r}."
+            )
+    if metric is mase:
+        if "y_train" in kwargs and "scale" in kwargs:
+            raise ValueError(
+                "make_forecast_scorer('mase') takes y_train=... or scale=..., not both: the "
+                "scale is computed from y_train."
+            )
+        if "m" in kwargs:
+            m = _check_m(kwargs["m"])
+            if m != 1 and "y_train" not in kwargs:
+                raise ValueError(
+                    f"the fitted forecaster stores the m=1 MASE scale; for m={m} also pass "
+                    "y_train=... to make_forecast_scorer (or a scale=... computed with "
+                    f"mase_scale(y_train, m={m}) and no m)."
+                )

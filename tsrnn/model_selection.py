@@ -119,7 +119,14 @@ class PanelSplit(BaseCrossValidator):
         n_times = len(stamps)
         test_size = self.test_size or n_times // (self.n_splits + 1)
         need = self.n_splits * test_size + self.gap + 1
-        if test_size < 1 or n_times < need:
+        if test_size < 1:
+            raise ValueError(
+                f"The panel has {n_times} distinct time stamps, too few for n_splits="
+                f"{self.n_splits}: each test fold takes at least one of them and the first "
+                f"training set another, so at least {self.n_splits + 1} are needed. Lower "
+                "n_splits."
+            )
+        if n_times < need:
             raise ValueError(
                 f"The panel has {n_times} distinct time stamps, too few for n_splits="
                 f"{self.n_splits} test folds of test_size={test_size} with gap={self.gap} "

@@ -123,6 +123,20 @@ def test_mackey_glass_stays_positive_and_bounded():
     assert y.std() > 0.15  # chaotic oscillation, not a fixed point
 
 
+@pytest.mark.parametrize("n", [20, 500])
+def test_mackey_glass_refuses_an_unstable_step(n):
+    # gamma * dt = 5: RK4 is unstable. n=20 returned values near 1e21, n=500 a bare
+    # OverflowError from lagged**n_exp.
+    with pytest.raises(ValueError, match=r"make_mackey_glass diverged.*dt=1\.0.*smaller dt"):
+        make_mackey_glass(n, dt=1.0, gamma=5.0, random_state=0)
+
+
+def test_mackey_glass_decay_to_zero_is_not_divergence():
+    # beta < gamma: the solution decays to 0 (and underflows to it): a valid series
+    y = make_mackey_glass(2000, gamma=1.0, dt=1.0, random_state=0)
+    assert y.min() == 0.0 and np.isfinite(y).all()
+
+
 def test_mackey_glass_small_delay_settles_at_the_fixed_point():
     # x* = (beta / gamma - 1) ** (1 / n) = 1 for the default beta, gamma.
     y = make_mackey_glass(50, tau=2.0, beta=0.2, gamma=0.1, burn_in=300.0, random_state=0)
@@ -256,6 +270,12 @@ BAD = [
     (make_ar, {"start": "not a date"}, ValueError, r"'start' parameter of make_ar"),
     (make_ar, {"freq": "0D"}, ValueError, r"'freq'.*moves forward in time.*Got '0D'"),
     (make_ar, {"freq": "-1D"}, ValueError, r"'freq'.*moves forward in time.*Got '-1D'"),
+    # offsets with n > 0 that stand still or run backwards: refused, not pandas' length error
+    (make_ar, {"freq": pd.DateOffset(days=-1)}, ValueError, r"'freq'.*moves forward in time"),
+    (make_ar, {"freq": pd.DateOffset(months=0)}, ValueError, r"'freq'.*moves forward in time"),
+    # a retired alias: pandas' suggestion is passed on ('M' is month end, not 'MS')
+    (make_ar, {"freq": "M"}, ValueError, r"'freq'.*pandas suggests 'ME'"),
+    (make_ar, {"freq": "H"}, ValueError, r"'freq'.*pandas suggests 'h'"),
     (make_ar, {"start": 5}, TypeError, r"'start'.*a date, not a number.*nanoseconds"),
     (make_panel, {"start": 2000}, TypeError, r"'start' parameter of make_panel.*not a number"),
     (

@@ -176,6 +176,9 @@ def test_electricity_demand_return_X_y():
 def test_electricity_demand_rejects_non_bool():
     with pytest.raises(TypeError, match="'return_X_y' parameter of load_electricity_demand"):
         load_electricity_demand(return_X_y="yes")
+    # NumPy's booleans are booleans (scikit-learn's "boolean" constraint takes them)
+    X2, _ = load_electricity_demand(return_X_y=np.True_)
+    pd.testing.assert_frame_equal(X2, load_electricity_demand(return_X_y=True)[0])
 
 
 def test_us_change_values():
