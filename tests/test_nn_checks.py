@@ -186,6 +186,26 @@ def test_functional_forms_refuse_mixed_dtypes(arg, backend):
         recurrent_layer("lstm", *args.values(), backend=backend)
 
 
+@pytest.mark.parametrize("backend", ["auto", "numba", "torch"])
+def test_functional_forms_refuse_a_zero_hidden_size(backend):
+    """H = 0 ran forward and failed in the backward's reshape (torch.nn refuses it when the
+    layer is made)."""
+    gx = torch.zeros(3, 2, 0, requires_grad=True)
+    w, b, h0 = torch.zeros(0, 0), torch.zeros(0), torch.zeros(2, 0)
+    with pytest.raises(ValueError, match=r"h0 has shape \(2, 0\): the hidden size H"):
+        recurrence("gru", gx, w, b, h0, backend=backend)
+
+
+@pytest.mark.parametrize("fn_name", ["recurrence", "recurrent_layer"])
+def test_functional_forms_refuse_integer_tensors(fn_name):
+    """backend='auto' sent int64 to the reference loop, which failed at its second step with
+    torch's "float != long int", although no tensor was a float."""
+    fn, make = (recurrence, _gx_args) if fn_name == "recurrence" else (recurrent_layer, _layer_args)
+    args = {k: None if v is None else v.long() for k, v in make("rnn").items()}
+    with pytest.raises(TypeError, match=r"is torch\.int64; the recurrence needs floating-point"):
+        fn("rnn", *args.values())
+
+
 @pytest.mark.parametrize("backend", ["numba", "torch"])
 @pytest.mark.parametrize("nonlinearity", ["Tanh", "sigmoid", None])
 def test_functional_forms_refuse_unknown_nonlinearity(nonlinearity, backend):

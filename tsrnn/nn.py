@@ -150,7 +150,9 @@ def _check_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sf
         GH = G * H
         dtype = x.dtype
         if (
-            h0.shape[0] == B
+            H > 0
+            and dtype.is_floating_point
+            and h0.shape[0] == B
             and w_hh.shape == (GH, H)
             and b_hh.shape == (GH,)
             and (W == GH if w_ih is None else w_ih.shape == (GH, W))
@@ -191,6 +193,16 @@ def _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0
         )
     H = h0.shape[1]
     GH = G * H
+    if H == 0:  # as torch.nn's "hidden_size must be greater than zero"
+        raise ValueError(
+            f"{where}: {names[5]} has shape {tuple(h0.shape)}: the hidden size H (its second "
+            "dimension) must be at least 1."
+        )
+    if not x.dtype.is_floating_point:
+        raise TypeError(
+            f"{where}: {names[0]} is {x.dtype}; the recurrence needs floating-point tensors "
+            "(float32, float64, ...): convert them with .float() or .double()."
+        )
     if c0 is None and cell == "lstm":
         raise ValueError(f"{where}: cell='lstm' needs c0 of shape (B, H) = {(B, H)}.")
     if c0 is not None and cell != "lstm":
