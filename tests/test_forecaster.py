@@ -1089,6 +1089,48 @@ def test_a_constant_column_beside_a_varying_one():
     assert forecast["sales"].nunique() > 1
 
 
+def test_output_weight_is_chosen_on_forecasts_as_predict_makes_them(monkeypatch):
+    """A constant column is forecast by its base alone; the weight's trial forecasts let the
+    network drift on it, so its error grew with the weight and pushed the choice to 0 (the
+    trained network thrown away for every column)."""
+    from tsrnn import _training
+
+    seen = []
+    real = _training.forecast
+
+    def recording(*args, constant=None, **kwargs):
+        seen.append(constant)
+        return real(*args, constant=constant, **kwargs)
+
+    monkeypatch.setattr(_training, "forecast", recording)
+    n = 400
+    t = np.arange(n)
+    wave = np.sin(t / 5) + 0.3 * np.random.default_rng(0).standard_normal(n)
+    y = pd.DataFrame(
+        {"a": wave, "b": np.full(n, 3.0)}, index=pd.date_range("2000", periods=n, freq="D")
+    )
+    model = RNNForecaster(hidden_size=6, max_epochs=10, random_state=0, window=20).fit(y)
+    trials = seen[: len(_training.WEIGHTS)]
+    assert len(trials) == len(_training.WEIGHTS)
+    for constant in trials:
+        np.testing.assert_array_equal(constant, [[False, True]])
+    # the weight kept is the best on those forecasts (0.75 here; 0.0 when they drifted)
+    problem = model._prepare(y, None)["problem"]
+    plan = problem.plan
+    end = int((plan.offsets[:-1] + plan.cut)[0])  # one series
+    steps = int(plan.n_valid.max())
+    y_tail = problem.y[None, end - plan.lead - plan.window : end]
+    truth = problem.y[None, end : end + steps]
+    errors = [
+        np.abs(
+            real(model.module_, y_tail, None, None, steps, 1, "cpu", torch.float32,
+                 plan.lead, problem.seasonal, w, constant=model._constant_) - truth
+        ).mean()
+        for w in _training.WEIGHTS
+    ]  # fmt: skip
+    assert model._weight_ == _training.WEIGHTS[int(np.argmin(errors))]
+
+
 def test_ctrl_c_during_the_first_fits_imports_is_held_until_they_end(monkeypatch):
     """An interrupt inside an import left Numba or torch._dynamo half-initialised, and every
     later fit in the process failed. The fit's imports run whole; the interrupt follows."""

@@ -610,11 +610,12 @@ WEIGHTS = (0.0, 0.25, 0.5, 0.75, 1.0)
 MIN_WEIGHT_VALUES = 50
 
 
-def choose_weight(net, problem: Problem, settings) -> float:
+def choose_weight(net, problem: Problem, settings, constant=None) -> float:
     """The weight of the network's outputs on its base, chosen on the validation rows.
 
     Each series is forecast from its validation cut over its validation rows, recursively as
-    :meth:`predict` does, with the outputs scaled by each weight of :data:`WEIGHTS`; the
+    :meth:`predict` does (``constant``: the series and columns forecast by their base alone,
+    as :func:`forecast` takes it), with the outputs scaled by each weight of :data:`WEIGHTS`; the
     weight with the smallest mean absolute error (scaled units, every series, column and
     step) is kept. Weight 0 is the base alone (the seasonal naive forecast, or the window
     level), so a network that does not forecast its validation rows better than its base is
@@ -654,6 +655,7 @@ def choose_weight(net, problem: Problem, settings) -> float:
             plan.lead,
             problem.seasonal,
             weight,
+            constant=constant,
         )
         err = np.nanmean(np.abs(pred - truth))
         errors.append(err if np.isfinite(err) else np.inf)

@@ -659,7 +659,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     net, problem, settings, rng, progress=None if bar is None else bar.step
                 )
                 try:
-                    weight = _training.choose_weight(net, problem, settings)
+                    weight = _training.choose_weight(
+                        net, problem, settings, constant=attrs["_constant_"]
+                    )
                 except KeyboardInterrupt:
                     # after training: keep the trained network, its outputs unshrunk (weight
                     # 1, as without validation rows), and say so below
