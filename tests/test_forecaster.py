@@ -1058,6 +1058,24 @@ def test_tiny_and_huge_magnitudes_are_scaled_not_taken_raw(scaler):
     np.testing.assert_allclose(forecasts[1e200], forecasts[1.0], rtol=1e-6)
 
 
+def test_covariates_of_any_magnitude_are_scaled_alike():
+    """Covariates went to scikit-learn's StandardScaler as they were: at 2**600 (1e180) its
+    variance overflowed (NaN forecasts), at 2**-560 (1e-169) it underflowed (scale 1: the
+    network read zeros). Scaled by a power of two first, the network sees the same inputs."""
+    n = 120
+    index = pd.date_range("2000-01-01", periods=n + 6, freq="D")
+    signal = np.sin(np.arange(n + 6) / 3.0)
+    y = pd.Series(signal[:n] + 0.1 * np.arange(n) % 7, index=index[:n])
+    forecasts = {}
+    for factor in (1.0, 2.0**600, 2.0**-560):
+        X = pd.DataFrame({"x": factor * signal}, index=index)
+        model = RNNForecaster(**TINY).fit(X.iloc[:n], y)
+        forecasts[factor] = model.predict(X.iloc[n:]).to_numpy()
+        assert np.isfinite(model._x_scale_).all()
+    np.testing.assert_array_equal(forecasts[2.0**600], forecasts[1.0])
+    np.testing.assert_array_equal(forecasts[2.0**-560], forecasts[1.0])
+
+
 @pytest.mark.parametrize("scaler", ["standard", "robust", "minmax"])
 def test_scaling_of_ordinary_data_is_the_scalers_own(scaler):
     from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler

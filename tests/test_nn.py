@@ -1,5 +1,6 @@
 """tsrnn.nn layers against torch.nn loaded with the same state_dict: outputs and all gradients."""
 
+import contextlib
 import pickle
 import subprocess
 import sys
@@ -378,6 +379,28 @@ def test_jit_trace_without_gradients_records_a_working_model(kind):
     traced = torch.jit.trace(ours, (x1,), check_trace=False)
     out, _ = traced(x2)
     torch.testing.assert_close(out, ref(x2)[0], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("frozen", ["parameters", "no_grad"])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_tanh"])
+def test_forward_mode_ad_keeps_the_tangent(kind, frozen):
+    """Inputs needing no gradient run the kernels on detached tensors: a dual input's tangent
+    was dropped (the output's tangent None, a silently wrong JVP). Inside a dual level the
+    layers run the reference loop, as torch.nn gives the tangent."""
+    import torch.autograd.forward_ad as fwad
+
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 2, 3, 1, False, False, True, torch.float64)
+    x, v = torch.randn(4, 2, dtype=torch.float64), torch.randn(4, 2, dtype=torch.float64)
+    tangents = []
+    for module in (ref, ours):
+        module.requires_grad_(frozen != "parameters")
+        with torch.no_grad() if frozen == "no_grad" else contextlib.nullcontext():
+            with fwad.dual_level():
+                out, _ = module(fwad.make_dual(x, v))
+                tangents.append(fwad.unpack_dual(out).tangent)
+    assert tangents[1] is not None
+    torch.testing.assert_close(tangents[1], tangents[0], rtol=1e-10, atol=1e-12)
 
 
 def test_first_layer_call_keeps_torch_thread_count():

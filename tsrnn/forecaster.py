@@ -468,8 +468,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         y_scaled = (data.values - loc[rows_series]) / scale[rows_series]
         x_loc = x_scale = x_scaled = None
         if x_values is not None:
-            sc = StandardScaler().fit(x_values)
-            x_loc, x_scale = sc.mean_, sc.scale_
+            # as the target (_fit_scaler): a power of two first, exact, so that magnitudes
+            # of 1e200 do not overflow the variance (NaN forecasts) nor 1e-170 underflow it
+            # (scale 1: the covariate read as zeros)
+            factor = unit_scale(x_values)
+            sc = StandardScaler().fit(x_values / factor)
+            x_loc, x_scale = sc.mean_ * factor, sc.scale_ * factor
             x_scaled = (x_values - x_loc) / x_scale
 
         device = _resolve_device(self.device)

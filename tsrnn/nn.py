@@ -32,7 +32,15 @@ check is one call per layer direction (``torch._C._are_functorch_transforms_acti
 ``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower. So do
 they while ``torch.jit.trace`` records: the kernels write their outputs through NumPy, which
 the tracer cannot see (a traced layer without gradients returned empty tensors), so a traced
-model holds the reference loop. ``torch.jit.script`` and ``torch.export`` are not supported
+model holds the reference loop; and so inside forward-mode AD's ``dual_level()`` (the kernels
+have no ``jvp``: a dual input's tangent was dropped). Batched backward passes
+(``autograd.grad(..., is_grads_batched=True)``, ``jacobian(..., vectorize=True)``) are not
+supported by the kernels' backward: use ``torch.func`` or ``backend='torch'`` for them.
+Processes forked (``multiprocessing``'s ``fork`` start method, the default on Linux before
+Python 3.14) after a Numba kernel ran cannot run Numba kernels: GNU OpenMP, Numba's thread
+pool here, is not fork-safe, and Numba ends such a child with SIGTERM. Start workers with
+``spawn`` or ``forkserver`` (joblib's default ``loky`` backend does), or use
+``backend='torch'`` in them. ``torch.jit.script`` and ``torch.export`` are not supported
 (they need the layers' code in TorchScript or traceable by Dynamo); for those, load the
 ``state_dict`` into the ``torch.nn`` layer, which it fits both ways.
 
@@ -77,6 +85,13 @@ _ARG_SHAPES = ("(T, B, I)", "(G*H, I)", "(G*H,)", "(G*H, H)", "(G*H,)", "(B, H)"
 _functorch_active = getattr(torch._C, "_are_functorch_transforms_active", lambda: False)
 
 
+def _dual_level_active() -> bool:
+    """Inside ``torch.autograd.forward_ad.dual_level()``: the kernels have no ``jvp``, and a
+    call whose inputs need no gradient runs them on detached tensors, which dropped a dual
+    input's tangent without a word (the output's tangent was None)."""
+    return torch.autograd.forward_ad._current_level >= 0
+
+
 def _opaque_to_dynamo(fn):
     """``fn`` behind ``torch.compiler.disable``, made on the first call.
 
@@ -109,11 +124,14 @@ def _b_hh_for_backward(kernel, b_hh):
 
 def _resolve(backend, t):
     """The backend to run: :func:`resolve_backend`'s, or ``'torch'`` inside ``torch.func``
-    transforms and while ``torch.jit.trace`` records (the kernels write through NumPy, which
-    the tracer cannot see: without gradients it recorded empty outputs). See the module
+    transforms, while ``torch.jit.trace`` records (the kernels write through NumPy, which
+    the tracer cannot see: without gradients it recorded empty outputs) and inside a
+    forward-mode AD ``dual_level`` (the kernels have no ``jvp``). See the module
     docstring."""
     name = resolve_backend(backend, t.device, t.dtype)
-    if name != "torch" and (_functorch_active() or torch.jit.is_tracing()):
+    if name != "torch" and (
+        _functorch_active() or torch.jit.is_tracing() or _dual_level_active()
+    ):
         return "torch"
     if name == "numba" and not _numba_pool[0]:
         from tsrnn.kernels.common.numba_config import start_pool
