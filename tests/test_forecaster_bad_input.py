@@ -348,3 +348,81 @@ def test_predict_with_sparse_rows_says_so(fitted):
 
     with pytest.raises(TypeError, match=r"Sparse data was passed for X.*toarray"):
         fitted.predict(sp.csr_matrix(np.ones((3, 1))))
+
+
+# --------------------------------------------------------------------------------------------
+# messages that named the wrong fix, and input taken silently (session 21's reviews)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_nan_at_an_end_is_told_to_be_dropped(where):
+    # interpolate() and ffill() leave leading NaN as they are: the advice repeated the error
+    y = Y.copy()
+    y.iloc[[0, 1] if where == "start" else [-1]] = np.nan
+    message = r"first 2 row\(s\).*y\.iloc\[2:\]" if where == "start" else r"last 1 row.*iloc\[:-1\]"
+    with pytest.raises(ValueError, match=message):
+        RNNForecaster(**TINY).fit(y)
+
+
+def test_duplicated_covariate_names_are_named():
+    # narwhals' DuplicateError named neither X nor a fix
+    with pytest.raises(ValueError, match=r"X has duplicated column name\(s\) \['a'\]"):
+        RNNForecaster(**TINY).fit(X.set_axis(["a", "a"], axis=1), Y)
+
+
+def test_validation_fraction_is_named_when_it_makes_the_series_too_short():
+    with pytest.raises(ValueError, match=r"a smaller validation_fraction \(now 0\.9\)"):
+        RNNForecaster(**TINY, window=6, validation_fraction=0.9).fit(Y)
+
+
+def test_covariates_skipping_a_step_name_where():
+    model = RNNForecaster(**TINY).fit(X, Y)
+    future = pd.date_range(INDEX[-1], periods=5, freq="MS")[1:]
+    rows = pd.DataFrame({"a": 1.0, "b": 0.0}, index=future[[0, 1, 3]])
+    with pytest.raises(ValueError, match=r"it skips 1 step after 2004-02-01"):
+        model.predict(rows)
+
+
+def test_update_rows_off_the_grid_are_told_the_models_frequency():
+    # hourly model, rows 1, 2, 4, 6 hours on: pd.infer_freq finds none, and the fix named
+    # '2h' (from the last stamps), which update would then refuse as another frequency
+    index = pd.date_range("2000-01-01", periods=60, freq="h")
+    y = pd.Series(np.sin(np.arange(60) / 3), index=index)
+    model = RNNForecaster(**TINY).fit(y)
+    stamps = index[-1] + pd.to_timedelta([1, 2, 4, 6], unit="h")
+    with pytest.raises(ValueError, match=r"not a regular 'h' sequence.*asfreq\('h'\)"):
+        model.update(pd.Series([0.1, 0.2, 0.3, 0.4], index=stamps))
+
+
+def test_score_refuses_text_and_booleans_as_fit_does():
+    model = RNNForecaster(**TINY).fit(Y)
+    future = pd.date_range(INDEX[-1], periods=4, freq="MS")[1:]
+    with pytest.raises(TypeError, match="score needs numeric true values"):
+        model.score(pd.Series(["1.0", "1.1", "1.2"], index=future))
+    with pytest.raises(TypeError, match="score needs numeric true values"):
+        model.score(pd.Series([True, False, True], index=future))
+    with pytest.raises(TypeError, match="score needs numeric true values"):
+        model.score(np.array(["1.0", "1.1", "1.2"]))
+    with pytest.raises(TypeError, match="boolean"):
+        model.score(np.array([True, False, True]))
+    assert np.isfinite(model.score(pd.Series([1.0, 1.1, 1.2], index=future)))
+
+
+def test_covariates_built_without_an_index_pair_with_a_dated_target_by_position():
+    # pd.DataFrame({"promo": values}) beside a dated y was refused, and the suggested
+    # X.reindex(y.index) made every covariate NaN
+    plain = X.reset_index(drop=True)
+    model = RNNForecaster(**TINY).fit(plain, Y)
+    reference = RNNForecaster(**TINY).fit(X, Y)
+    future = pd.DataFrame({"a": [1.0, 2.0], "b": [0.0, 0.5]})
+    pd.testing.assert_series_equal(model.predict(future), reference.predict(future))
+    # and scored at y's steps, after a gap too, as rows of an array are
+    stamps = pd.date_range(INDEX[-1], periods=4, freq="MS")[2:]
+    truth = pd.Series([1.0, 1.2], index=stamps)
+    with pytest.raises(ValueError, match="every step right after the end"):
+        model.score(future, truth)
+    # an integer-indexed target keeps the check: 0..n-1 could be its steps
+    shifted = Y.reset_index(drop=True).set_axis(pd.RangeIndex(100, 100 + N))
+    with pytest.raises(ValueError, match=r"different indexes.*set_axis\(y\.index\)"):
+        RNNForecaster(**TINY).fit(plain, shifted)

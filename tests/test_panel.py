@@ -82,7 +82,7 @@ def test_predict_unknown_series_raises():
     panel = make_panel()
     model = RNNForecaster(**TINY).fit(panel)
     rows = pd.MultiIndex.from_arrays([["zzz"], [pd.Timestamp("2004-01-01")]])
-    with pytest.raises(ValueError, match=r"series not seen by fit: \['zzz'\]"):
+    with pytest.raises(ValueError, match=r"series not seen by fit: \['zzz'\].*refit it with their"):
         model.predict(pd.Series(0.0, index=rows))
     with pytest.raises(TypeError, match="fitted on a panel"):
         model.predict(np.zeros(3))
@@ -179,7 +179,8 @@ def test_panel_messages_name_the_fix_that_fits_a_panel():
         RNNForecaster(**TINY).fit(swapped)
     gap = panel.drop(panel.index[45])  # one month of 'b' missing
     with pytest.raises(
-        ValueError, match=r"series 'b'.*regular frequency.*s\.droplevel\(0\)\.asfreq\('MS'\)"
+        ValueError,
+        match=r"series 'b'.*regular 'MS' sequence.*other series.*droplevel\(0\)\.asfreq\('MS'\)",
     ):
         RNNForecaster(**TINY).fit(gap)
     ids = pd.MultiIndex.from_arrays([[7] * 12 + [8] * 12, list(range(12)) + list(range(0, 24, 2))])

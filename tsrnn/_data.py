@@ -73,11 +73,29 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
         bad = ~np.isfinite(arr)
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(bad.sum()) - n_nan
-        rows = np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[:5].tolist()
+        bad_rows = np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))
+        rows = bad_rows[:5].tolist()
+        n_bad = len(bad_rows)
+        if n_bad < len(arr) and (bad_rows[-1] == n_bad - 1 or bad_rows[0] == len(arr) - n_bad):
+            # all at the start (or end): interpolate() and ffill() leave leading values missing
+            if bad_rows[0] == 0:
+                fix = (
+                    f"They are the first {n_bad} row(s): drop them (e.g. y.dropna() or "
+                    f"y.iloc[{n_bad}:]); interpolate() and ffill() do not fill leading values."
+                )
+            else:
+                fix = (
+                    f"They are the last {n_bad} row(s): drop them (e.g. y.dropna() or "
+                    f"y.iloc[:-{n_bad}])."
+                )
+        else:
+            fix = (
+                "Fill them first (e.g. y.interpolate() or y.ffill()), or cut the series to a "
+                "complete span."
+            )
         raise ValueError(
             f"{what} contains {n_nan} NaN and {n_inf} inf value(s) (first at rows {rows}). "
-            "Input contains NaN or infinity: an RNN cannot train on missing values. Fill them "
-            "first (e.g. y.interpolate() or y.ffill()), or cut the series to a complete span."
+            f"Input contains NaN or infinity: an RNN cannot train on missing values. {fix}"
         )
     return arr
 
@@ -121,17 +139,25 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
 def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
     """Covariates and target given as pandas objects of the same length must share their index:
     their rows are paired by position, so a shifted or reordered index would pair the wrong
-    steps. (Lengths that differ get their own message.)"""
+    steps. (Lengths that differ get their own message.) Covariates built without an index
+    (``pd.DataFrame({"promo": values})``: a default RangeIndex, which cannot be time stamps)
+    beside a target indexed by time are paired by position, as an array would be."""
     if (
         isinstance(target, pd.Series | pd.DataFrame)
         and isinstance(covs, pd.Series | pd.DataFrame)
         and len(covs) == len(target)
         and not covs.index.equals(target.index)
+        and not (
+            isinstance(target.index, pd.DatetimeIndex | pd.PeriodIndex)
+            and is_positionless(covs.index)
+        )
     ):
         raise ValueError(
             f"{xname} and {yname} have different indexes. Covariates must be given for the "
             f"same time steps as the target, row by row: align them, e.g. "
-            f"{xname} = {xname}.reindex({yname}.index)."
+            f"{xname} = {xname}.reindex({yname}.index) where {xname} is indexed by the same "
+            f"steps, or {xname} = {xname}.set_axis({yname}.index) where its rows are "
+            f"{yname}'s steps in order."
         )
 
 
@@ -145,6 +171,13 @@ def check_covariate_frame(X, what: str = "X") -> None:
         raise ValueError(
             f"{what} is a DataFrame with no columns: pass at least one numeric covariate column, "
             "or fit on the target alone (fit(y), then predict(h))."
+        )
+    if X.columns.has_duplicates:
+        dup = list(dict.fromkeys(X.columns[X.columns.duplicated()]))[:5]
+        raise ValueError(
+            f"{what} has duplicated column name(s) {dup}: each covariate needs its own name "
+            "(the model matches the future covariates to them by name). Rename them (e.g. "
+            f"{what}.columns = [...]) or drop the repeats."
         )
     dtypes = list(zip(X.columns, X.dtypes))
     bad = [
@@ -231,8 +264,12 @@ def _freq_value(offset):
     return text if same else offset
 
 
-def _infer_freq(index: pd.Index, what: str, panel: bool = False):
-    """The frequency of a datetime/period index that must be regular (see :func:`_freq_value`)."""
+def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid_of=""):
+    """The frequency of a datetime/period index that must be regular (see :func:`_freq_value`).
+
+    ``grid``: the frequency the index must follow (``grid_of`` says whose: the model's, or
+    the panel's other series'), named in the fix when none can be inferred, instead of a
+    guess from a few stamps."""
     if isinstance(index, pd.PeriodIndex):
         freq = index.freqstr
         expected = pd.period_range(index[0], periods=len(index), freq=index.freq)
@@ -262,6 +299,14 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False):
             "pandas frequency string describes. Give it that frequency, e.g. "
             f"{name} = {name}.asfreq(pd.DateOffset(months=1)), or index it by month: "
             f"{name} = {name}.to_period('M')."
+        )
+    if freq is None and grid is not None:
+        name = _argument(what)
+        grid_text = getattr(grid, "freqstr", grid)
+        raise ValueError(
+            f"{what} is not a regular {grid_text!r} sequence, the frequency of {grid_of} "
+            "(time steps are missing or uneven). Put it on that grid, e.g. "
+            + _regular_grid_fix(name, grid, panel, guessed=True)
         )
     if freq is None:
         name, guess = _argument(what), _local_freq(index)
@@ -381,9 +426,10 @@ def check_time_index(
             return TimeAxis(own_kind, freq, 1, index.name)
         if len(index) < 3:
             raise ValueError(f"{what} is not a regular {freq!r} sequence. {_FILL_GAPS}")
-    own = _infer_freq(index, what, panel)
+    model = kind is not None or not panel
+    of = "the data the model was fitted on" if model else "the panel's other series"
+    own = _infer_freq(index, what, panel, grid=freq, grid_of=of)
     if freq is not None and as_offset(own) != as_offset(freq):
-        model = kind is not None or not panel
         others = "the model was fitted on data of" if model else "the other series have"
         fix = (
             "Pass rows of the model's frequency."

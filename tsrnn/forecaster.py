@@ -34,6 +34,7 @@ from tsrnn._data import (
     SeriesData,
     TimeAxis,
     WindowPlan,
+    _check_frame_numeric,
     auto_window,
     check_covariate_frame,
     check_same_index,
@@ -102,9 +103,14 @@ def _rows_at_truths_steps(X, y):
     against a pandas ``y``: the rows are ``y``'s steps, so they get ``y``'s index. As an
     array they would be taken as continuing the training data, and a fold after a gap
     (``TimeSeriesSplit(gap=k)``) scored against forecasts of the steps before it."""
-    if isinstance(X, pd.Series | pd.DataFrame) or not isinstance(y, pd.Series | pd.DataFrame):
+    if not isinstance(y, pd.Series | pd.DataFrame) or is_positionless(y.index):
         return X
-    if is_positionless(y.index) or isinstance(X, str | bytes):
+    if isinstance(X, pd.Series | pd.DataFrame):
+        if is_positionless(X.index) and isinstance(y.index, pd.DatetimeIndex | pd.PeriodIndex):
+            # built without an index: its rows are y's steps, as an array's (check_same_index)
+            return X.set_axis(y.index) if len(X) == len(y) else X
+        return X
+    if isinstance(X, str | bytes):
         return X
     arr = np.asarray(X)
     if arr.ndim != 2 or len(arr) != len(y):
@@ -606,6 +612,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         if window > 1:
             fixes.append("a smaller window (window='auto' adapts to short series)")
         fixes.append("a smaller horizon" if H > 1 else None)
+        # the validation part grows with the series: past the horizon it is the fraction's
+        fixes.append(
+            f"a smaller validation_fraction (now {self.validation_fraction})"
+            if valid and n_valid[k] > H
+            else None
+        )
         fixes.append("early_stopping=False" if valid else None)
         fixes = [f for f in fixes if f is not None]
         fix = ", ".join(fixes[:-1]) + (" or " if len(fixes) > 1 else "") + fixes[-1]
@@ -824,11 +836,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         x = self._future_covariates(X, n) if layout["covariates"] else None
         steps = steps_ahead(self._ends_[0], axis, index, n, "X")
         if layout["covariates"] and not np.array_equal(steps, np.arange(1, n + 1)):
+            if steps[0] == 1:  # a step missing further on
+                at = int(np.flatnonzero(steps != np.arange(1, n + 1))[0])
+                gap = int(steps[at] - steps[at - 1] - 1)
+                row = f"row {at - 1}" if index is None else f"{index[at - 1]}"
+                where = f"it skips {gap} step{'s' if gap != 1 else ''} after {row}"
+            else:
+                where = f"it starts {int(steps[0])} steps after it"
             raise ValueError(
                 "With covariates, X must hold every step right after the end of the data "
-                f"(it starts {int(steps[0])} steps after it): the covariates of the skipped "
-                "steps are unknown. Pass their rows too, or update() the model with the "
-                "observed gap first."
+                f"({where}): the covariates of the skipped steps are unknown. Pass their rows "
+                "too, or update() the model with the observed gap first."
             )
         # X's own index labels the forecasts only where it says which steps they are
         keep_index = (
@@ -935,7 +953,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             unknown = ids[pos < 0][:3].tolist()
             raise ValueError(
                 f"X has series not seen by fit: {unknown}. The global model forecasts only "
-                "series whose history it holds: fit (or update) with them first."
+                "series whose history it holds: refit it with their history to add them "
+                "(update() takes new rows of the fitted series only)."
             )
         times = X.index.get_level_values(1)
         steps, xs = [], []
@@ -1102,7 +1121,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 )
             truth = X
         self._check_target_columns(truth, "y")
-        pred = self.predict(X)
+        # the truth is checked before any forecasting work
         true = (
             check_target(truth, "y", freq=self.freq_, index_kind=self._layout_["axis"].kind)
             if isinstance(truth, pd.Series | pd.DataFrame)
@@ -1110,6 +1129,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else None
         )
         t_arr = true.values if true is not None else _to_2d(truth, "y")
+        pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(t_arr), -1)
         if t_arr.shape != p_arr.shape:
             raise ValueError(
@@ -1351,10 +1371,30 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
 
 def _to_2d(values, what) -> np.ndarray:
-    if isinstance(values, pd.Series | pd.DataFrame):
+    """True values for :meth:`RNNForecaster.score` as a float64 (n, k) array; text and
+    booleans are refused, as fit and update refuse them (they were scored as numbers)."""
+    if isinstance(values, pd.DataFrame):
+        _check_frame_numeric(values, what)
+        arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
+    elif isinstance(values, pd.Series):
+        dtype = values.dtype
+        if pd.api.types.is_bool_dtype(dtype) or not pd.api.types.is_numeric_dtype(dtype):
+            raise TypeError(
+                f"{what} has dtype {dtype}: score needs numeric true values. Convert them "
+                "first (pd.to_numeric for numbers written as text)."
+            )
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
-        arr = np.asarray(values, dtype=np.float64)
+        arr = np.asarray(values)
+        flat = arr.ravel() if arr.dtype.kind == "O" else ()
+        not_numbers = (str, bytes, bool, np.bool_)
+        if arr.dtype.kind in "bUSc" or any(isinstance(v, not_numbers) for v in flat):
+            raise TypeError(
+                f"{what} holds {'booleans' if arr.dtype.kind == 'b' else 'non-numbers'} (dtype "
+                f"{arr.dtype}): score needs numeric true values. Convert them first, e.g. "
+                "np.asarray(y, dtype=float) for numbers written as text."
+            )
+        arr = arr.astype(np.float64)
     arr = arr.reshape(len(arr), -1)
     if not np.isfinite(arr).all():
         raise ValueError(
