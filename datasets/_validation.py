@@ -133,15 +133,19 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
             pandas_says + "Use an offset alias such as 'D', 'h', '30min', 'MS' (month start), "
             "'ME' (month end) or 'QS'.",
         )
-    if offset.n <= 0:  # '0D' repeats one stamp, '-1D' runs backwards in time
+
+    def backwards():
         _fail(
             ValueError,
             func,
             "freq",
             "a frequency that moves forward in time",
             freq,
-            "Use a positive multiple, e.g. 'D' or '2h'.",
+            "Use a positive step, e.g. 'D', '2h' or pd.DateOffset(months=1).",
         )
+
+    if offset.n <= 0:  # '0D' repeats one stamp, '-1D' runs backwards in time
+        backwards()
     if isinstance(start, (numbers.Number, np.number)):
         _fail(
             TypeError,
@@ -168,12 +172,5 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
     if len(index) != n or not index.is_monotonic_increasing or not index.is_unique:
         # an offset whose n is positive but that stands still or runs backwards
         # (pd.DateOffset(days=-1), pd.DateOffset(months=0))
-        _fail(
-            ValueError,
-            func,
-            "freq",
-            "a frequency that moves forward in time",
-            freq,
-            "Use a positive step, e.g. 'D', '2h' or pd.DateOffset(months=1).",
-        )
+        backwards()
     return index
