@@ -328,6 +328,48 @@ def test_headers_that_pandas_would_rename_or_misread_are_refused(tmp_path, capsy
     assert "--time-col" in _fails(["forecast", last, "-H", "2"], capsys)
 
 
+def test_a_column_named_twice_is_refused_in_the_commands_words(series_csv, capsys):
+    err = _fails(["forecast", series_csv, "--target", "sales,sales", "-H", "2"], capsys)
+    assert "--target names the column(s) ['sales'] more than once" in err
+    assert "y.loc" not in err  # the estimator's Python advice
+    argv = ["forecast", series_csv, "--target", "sales", "--target", "sales", "-H", "2"]
+    err = _fails(argv, capsys)
+    assert "['sales'] more than once" in err
+
+
+def test_freq_with_only_a_loaded_model_is_refused(tmp_path, capsys):
+    # it was silently ignored: the loaded model forecasts at the frequency it was fitted with
+    argv = ["forecast", "--load-model", tmp_path / "m.joblib", "-H", "3", "--freq", "D"]
+    assert "--freq describes the time stamps of a CSV file" in _fails(argv, capsys)
+
+
+def test_tab_separated_file_gets_the_separator_hint(tmp_path, capsys):
+    path = tmp_path / "tab.csv"
+    path.write_text("month\tsales\n2000-01-01\t1\n2000-02-01\t3\n2000-03-01\t4\n")
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "comma-separated" in err and "sep='\\t'" in err
+
+
+def test_true_false_target_is_refused_in_the_commands_words(tmp_path, capsys):
+    path = tmp_path / "flags.csv"
+    days = pd.date_range("2020-01-01", periods=10, freq="D").strftime("%Y-%m-%d")
+    pd.DataFrame({"day": days, "y": np.arange(10.0), "holiday": np.arange(10) % 3 == 0}).to_csv(
+        path, index=False
+    )
+    err = _fails(["forecast", path, "--target", "holiday", "-H", "2"], capsys)
+    assert "'holiday' holds True/False values" in err and "--covariates" in err
+    assert "astype" not in err
+
+
+def test_mixed_date_formats_are_named_as_such(tmp_path, capsys):
+    path = tmp_path / "footer.csv"
+    days = [*pd.date_range("2020-01-01", periods=9, freq="D").strftime("%Y-%m-%d"), "Total"]
+    pd.DataFrame({"day": days, "y": np.arange(10.0)}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "dates in mixed formats" in err and "row 10, 'Total', is not a date" in err
+    assert "does not hold dates" not in err
+
+
 def test_list_datasets(capsys):
     code, out, _ = _run(["forecast", "--list-datasets"], capsys)
     assert code == 0
@@ -537,3 +579,64 @@ def test_future_stamps_off_the_historys_frequency_name_it(tmp_path, capsys):
     err = _fails([*argv, "--future", tmp_path / "future.csv", *FAST], capsys)
     assert "do not follow the frequency of the history, MS: row 4" in err
     assert "--freq" not in err  # none was given
+
+
+@pytest.mark.parametrize(
+    ("fmt", "order"), [("%Y-%m-%d", []), ("%d/%m/%Y", ["--date-order", "dmy"])], ids=["iso", "dmy"]
+)
+def test_hourly_stamps_that_write_midnight_as_a_bare_date(tmp_path, capsys, fmt, order):
+    # as Excel and R export them: 2021-01-01, 2021-01-01 01:00, ... (were "not dates")
+    index = pd.date_range("2021-01-01", periods=50, freq="h")
+    stamps = [t.strftime(fmt if t.hour == 0 else fmt + " %H:%M") for t in index]
+    path = tmp_path / "hourly.csv"
+    pd.DataFrame({"ts": stamps, "load": np.sin(np.arange(50) / 4)}).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "-H", "2", *order, *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("2021-01-03 02:00", periods=2, freq="h"))
+
+
+def test_true_false_columns_are_left_out_of_the_targets_but_taken_as_covariates(tmp_path, capsys):
+    index = pd.date_range("2020-01-06", periods=40, freq="W-MON")
+    holiday = np.arange(43) % 4 == 0
+    history = pd.DataFrame(
+        {
+            "week": index.strftime("%Y-%m-%d"),
+            "sales": 10 + 5 * holiday[:40],
+            "holiday": holiday[:40],
+        }
+    )
+    ahead = pd.date_range(index[-1], periods=4, freq="W-MON")[1:]
+    future = pd.DataFrame({"week": ahead.strftime("%Y-%m-%d"), "holiday": holiday[40:]})
+    history.to_csv(tmp_path / "h.csv", index=False)
+    future.to_csv(tmp_path / "f.csv", index=False)
+    code, out, err = _run(["forecast", tmp_path / "h.csv", "-H", "2", "-q", *FAST], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == "week,sales"
+    assert "ignoring True/False column(s) ['holiday']" in err  # even with -q
+    argv = ["forecast", tmp_path / "h.csv", "--covariates", "holiday"]
+    code, out, _ = _run([*argv, "--future", tmp_path / "f.csv", *FAST], capsys)
+    assert code == 0
+    forecast = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True)
+    assert list(forecast.index) == list(ahead) and list(forecast.columns) == ["sales"]
+
+
+def test_quiet_still_notes_a_dropped_column_and_spots_decimal_commas(tmp_path, capsys):
+    # -q hides the summary only: a forecast that lacks a column must still say so
+    t = np.arange(30)
+    path = tmp_path / "comma.csv"
+    pd.DataFrame(
+        {
+            "day": pd.date_range("2020-01-01", periods=30, freq="D").strftime("%Y-%m-%d"),
+            "sales": [f"{100 + i},{i % 10}" for i in t],
+            "promo": (t % 3).astype(float),
+        }
+    ).to_csv(path, index=False)
+    code, out, err = _run(["forecast", path, "-H", "2", "-q", *FAST], capsys)
+    assert code == 0
+    assert out.splitlines()[0] == "day,promo"
+    assert "ignoring column(s) ['sales']" in err and "decimal comma (e.g. '100,0')" in err
+    assert "decimal=','" in err
+    assert "fitted on" not in err  # the summary line stays hidden
+    err = _fails(["forecast", path, "--target", "sales", "-H", "2"], capsys)
+    assert "decimal comma" in err

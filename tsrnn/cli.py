@@ -176,7 +176,8 @@ def build_parser():
         "--time-col",
         metavar="COLUMN",
         help="column holding the time stamps (dates, or whole numbers counting steps); "
-        "default: the first column",
+        "default: the first column. Midnight may be a bare date (2021-01-01, 2021-01-01 "
+        "01:00, ...), as Excel and R write it",
     )
     data.add_argument(
         "--no-time-col",
@@ -193,7 +194,8 @@ def build_parser():
         "--freq",
         metavar="FREQ",
         help="pandas frequency of the time stamps (e.g. D, W-SUN, MS, QS, h); default: "
-        "inferred with pandas. Stamps must follow it without gaps",
+        "inferred with pandas. Stamps must follow it without gaps. Not with --load-model "
+        "alone: a loaded model keeps its frequency",
     )
     data.add_argument(
         "--target",
@@ -201,15 +203,17 @@ def build_parser():
         action="extend",
         metavar="COLUMNS",
         help="comma-separated column(s) to forecast, modelled jointly (repeatable); "
-        "default: every numeric column that is not a covariate",
+        "default: every numeric column that is not a covariate (True/False columns "
+        "excepted); a note on stderr names the columns left out",
     )
     data.add_argument(
         "--covariates",
         type=_columns,
         action="extend",
         metavar="COLUMNS",
-        help="comma-separated column(s) known in advance (calendar, promotions, ...) fed to "
-        "the model as inputs; their values over the horizon must be given with --future",
+        help="comma-separated column(s) known in advance (calendar, promotions, ...; numbers "
+        "or True/False) fed to the model as inputs; their values over the horizon must be "
+        "given with --future",
     )
     data.add_argument(
         "--future",
@@ -253,7 +257,7 @@ def build_parser():
         "-q",
         "--quiet",
         action="store_true",
-        help="do not print the summary line to stderr",
+        help="do not print the summary line to stderr (notes about the data still are)",
     )
 
     group = forecast.add_argument_group("model (RNNForecaster parameters; see its documentation)")
@@ -480,6 +484,20 @@ def _check_option_combinations(args):
             "only apply when fitting (only --n-threads applies to a loaded model); leave them "
             "out, or fit a new model from the data"
         )
+    no_data = args.csv is None and args.dataset is None
+    if args.load_model is not None and args.freq is not None and no_data:
+        # with data, --freq still reads its stamps; without, the model's frequency rules
+        raise _InputError(
+            "--freq describes the time stamps of a CSV file or --dataset; a loaded model "
+            "forecasts at the frequency it was fitted with (and reads --future with it): "
+            "leave --freq out"
+        )
+    for option, names in (("--target", args.target), ("--covariates", args.covariates)):
+        repeated = sorted({name for name in names or () if names.count(name) > 1})
+        if repeated:
+            raise _InputError(
+                f"{option} names the column(s) {repeated} more than once: give each column once"
+            )
     if args.load_model is not None and args.covariates:
         raise _InputError(
             "--covariates chooses columns for fitting; a loaded model already knows its "
@@ -583,7 +601,8 @@ def _read_csv(path, args):
 
 def _check_header(path, frame):
     """The header as written: pandas renames a repeated name ('sales' again becomes 'sales.1'),
-    and a file of one column whose name holds ';' was likely written with another separator."""
+    and a file of one column whose name holds ';' or a tab was likely written with another
+    separator."""
     import csv
 
     with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
@@ -594,12 +613,13 @@ def _check_header(path, frame):
             f"{path!r} names the column(s) {repeated} more than once: give each column its own "
             "name in the header"
         )
-    if frame.shape[1] == 1 and ";" in str(frame.columns[0]):
-        raise _InputError(
-            f"{path!r} reads as one column named {str(frame.columns[0])!r}: tsrnn reads "
-            "comma-separated files; convert it, e.g. pandas.read_csv(path, sep=';', "
-            "decimal=',').to_csv(new_path, index=False)"
-        )
+    for sep, convert in ((";", "sep=';', decimal=','"), ("\t", "sep='\\t'")):
+        if frame.shape[1] == 1 and sep in str(frame.columns[0]):
+            raise _InputError(
+                f"{path!r} reads as one column named {str(frame.columns[0])!r}: tsrnn reads "
+                f"comma-separated files; convert it, e.g. pandas.read_csv(path, {convert})"
+                ".to_csv(new_path, index=False)"
+            )
 
 
 def _time_index(column, path, freq, date_order=None, freq_label=None):
@@ -684,34 +704,67 @@ def _parse_dates(column, where, date_order=None):
     import pandas as pd
 
     options = {} if date_order is None else {"dayfirst": date_order == "dmy"}
+    # dayfirst only for numeric day/month dates: format="mixed" would read 2021-01-02 as
+    # 1 February with it
+    numeric = bool(column.astype(str).str.match(_NUMERIC_DATE).all())
+    attempts = (
+        options,  # one format, which pandas infers from the first value
+        # stamps with UTC offsets that change (daylight saving time): the same instants in
+        # UTC, where an hourly series stays hourly
+        {"utc": True, **options},
+        # ISO 8601 stamps of varying precision: midnight as a bare date, as Excel and R write it
+        # (2021-01-01, 2021-01-01 01:00, ...)
+        {"format": "ISO8601"},
+        # each value read on its own (01/01/2021, 01/01/2021 01:00, ...); a misread shows in the
+        # regularity check that follows
+        {"format": "mixed", **(options if numeric else {})},
+    )
     with warnings.catch_warnings():
         # "Could not infer format ... falling back to dateutil": fine for a CLI, which then
         # checks that the stamps are regular.
         warnings.simplefilter("ignore", UserWarning)
         # pandas 2.2-2.3: "parsing datetimes with mixed time zones will raise ... unless
-        # utc=True": the second attempt below reads them with utc=True
+        # utc=True": the second attempt reads them with utc=True
         warnings.simplefilter("ignore", FutureWarning)
-        try:
-            return pd.DatetimeIndex(pd.to_datetime(column, **options), name=column.name)
-        except (ValueError, TypeError, OverflowError):
-            pass
-        try:
-            # stamps with UTC offsets that change (daylight saving time): the same instants in
-            # UTC, where an hourly series stays hourly
-            return pd.DatetimeIndex(
-                pd.to_datetime(column, utc=True, **options), name=column.name
-            )
-        except (ValueError, TypeError, OverflowError):
-            pass
+        # pandas 3: "Parsing '2000Q1' as a quarterly string is deprecated"
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for attempt in attempts:
+            try:
+                return pd.DatetimeIndex(pd.to_datetime(column, **attempt), name=column.name)
+            except (ValueError, TypeError, OverflowError):
+                pass
         try:
             # Period labels such as 1990Q1, which to_datetime does not read.
             periods = pd.PeriodIndex([pd.Period(str(value)) for value in column])
             return pd.DatetimeIndex(periods.to_timestamp(how="start"), name=column.name)
         except (ValueError, TypeError, OverflowError):
             pass
+        # Which values are dates on their own: most of them means dates in mixed formats.
+        mixed = {"format": "mixed", "errors": "coerce", "utc": True}
+        alone = pd.to_datetime(column, **mixed, **(options if numeric else {})).notna()
+    if alone.mean() >= 0.5:
+        raise _InputError(_mixed_dates_message(column, alone.to_numpy(), where))
     raise _InputError(
         f"{where} does not hold dates (first value {column.iloc[0]!r}); choose the time "
         "column with --time-col, or use --no-time-col if the file has none"
+    )
+
+
+def _mixed_dates_message(column, alone, where):
+    """Name the first row that is no date, or else the first written unlike the first row."""
+    import re
+
+    values = [str(value) for value in column]
+    if not alone.all():
+        row = int((~alone).argmax())
+        odd = f"row {row + 1}, {values[row]!r}, is not a date"
+    else:
+        shapes = [re.sub(r"\d", "0", value) for value in values]
+        row = next((i for i, shape in enumerate(shapes) if shape != shapes[0]), 0)
+        odd = f"row 1 is {values[0]!r}, row {row + 1} {values[row]!r}"
+    return (
+        f"{where} holds dates in mixed formats that do not read as one column ({odd}); write "
+        "every stamp in one format, e.g. 2021-01-31 or 2021-01-31 13:00, or fix that row"
     )
 
 
@@ -795,7 +848,7 @@ def _choose_targets(frame, covariates, args):
 
     for name in covariates:
         _require_column(frame, name, "--covariates")
-        _require_numeric(frame, name, "covariate")
+        _require_numeric(frame, name, "covariate", allow_bool=True)
     if args.target:
         targets = list(args.target)
         for name in targets:
@@ -804,19 +857,23 @@ def _choose_targets(frame, covariates, args):
             if name in covariates:
                 raise _InputError(f"column {name!r} is both a target and a covariate")
     else:
+        # every numeric column not already a covariate; True/False columns are flags (inputs
+        # at most), not series to forecast
+        candidates = [name for name in frame.columns if name not in covariates]
+        flags = [name for name in candidates if pd.api.types.is_bool_dtype(frame[name])]
         targets = [
             name
-            for name in frame.columns
-            if name not in covariates and pd.api.types.is_numeric_dtype(frame[name])
+            for name in candidates
+            if name not in flags and pd.api.types.is_numeric_dtype(frame[name])
         ]
-        skipped = [name for name in frame.columns if name not in covariates and name not in targets]
+        skipped = [name for name in candidates if name not in targets and name not in flags]
+        # printed even with -q (which hides the summary only): the forecast lacks these columns
+        _note_skipped(frame, skipped, flags)
         if not targets:
             raise _InputError(
                 f"no numeric column to forecast (columns: {list(frame.columns)}); name the "
                 "target with --target"
             )
-        if skipped and not args.quiet:
-            print(f"tsrnn: ignoring non-numeric column(s) {skipped}", file=sys.stderr)
     for name in [*targets, *covariates]:
         missing = frame[name].isna().to_numpy()
         if missing.any():
@@ -835,6 +892,46 @@ def _choose_targets(frame, covariates, args):
     return targets
 
 
+def _note_skipped(frame, skipped, flags):
+    """Tell on stderr which columns the default targets leave out, and why."""
+    commas = [name for name in skipped if _decimal_comma_example(frame[name]) is not None]
+    text = [name for name in skipped if name not in commas]
+    if text:
+        print(f"tsrnn: ignoring non-numeric column(s) {text}", file=sys.stderr)
+    if commas:
+        example = _decimal_comma_example(frame[commas[0]])
+        print(
+            f"tsrnn: ignoring column(s) {commas}, read as text: numbers with a decimal comma "
+            f"(e.g. {example!r}); convert the file to decimal points, e.g. "
+            "pandas.read_csv(path, decimal=',').to_csv(new_path, index=False)",
+            file=sys.stderr,
+        )
+    if flags:
+        print(
+            f"tsrnn: ignoring True/False column(s) {flags} (to use one as a model input, name "
+            "it with --covariates)",
+            file=sys.stderr,
+        )
+
+
+# a number written with a decimal comma ("100,5", "-0,25", "1.234,5"), or a whole number
+_DECIMAL_COMMA = r"\s*[-+]?\d[\d.]*(?:,\d+)?\s*"
+
+
+def _decimal_comma_example(column):
+    """The first value with a comma if every value reads as a decimal-comma number, else None."""
+    import pandas as pd
+
+    values = column.dropna()
+    if pd.api.types.is_numeric_dtype(column) or not len(values):
+        return None
+    values = values.astype(str)
+    if not values.str.fullmatch(_DECIMAL_COMMA).all():
+        return None
+    with_comma = values[values.str.contains(",", regex=False)]
+    return with_comma.iloc[0] if len(with_comma) else None
+
+
 def _require_column(frame, name, option):
     if name not in frame.columns:
         raise _InputError(
@@ -842,15 +939,30 @@ def _require_column(frame, name, option):
         )
 
 
-def _require_numeric(frame, name, role):
+def _require_numeric(frame, name, role, allow_bool=False):
+    """Refuse a column the model cannot take as ``role``; True/False columns are taken as
+    covariates (``allow_bool``), as RNNForecaster does, but not as targets."""
     import pandas as pd
 
     column = frame[name]
-    if not pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+    if pd.api.types.is_bool_dtype(column):
+        if allow_bool:
+            return
+        raise _InputError(
+            f"the {role} column {name!r} holds True/False values, not numbers to forecast; "
+            "use it as a model input with --covariates, or choose another column"
+        )
+    if not pd.api.types.is_numeric_dtype(column):
         example = column.dropna().iloc[0] if column.notna().any() else None
+        hint = "convert it to numbers or choose another column"
+        if _decimal_comma_example(column) is not None:
+            hint = (
+                "its numbers have a decimal comma: convert the file to decimal points, e.g. "
+                "pandas.read_csv(path, decimal=',').to_csv(new_path, index=False)"
+            )
         raise _InputError(
             f"the {role} column {name!r} is not numeric (dtype {column.dtype}, e.g. "
-            f"{example!r}); convert it to numbers or choose another column"
+            f"{example!r}); {hint}"
         )
 
 
@@ -915,7 +1027,7 @@ def _select_future(future, covariates, path):
             f"{list(future.columns)}"
         )
     for name in covariates:
-        _require_numeric(future, name, "future covariate")
+        _require_numeric(future, name, "future covariate", allow_bool=True)
         if future[name].isna().any():
             raise _InputError(f"--future {path!r}: column {name!r} has missing values")
     return future[covariates]
