@@ -177,6 +177,19 @@ def test_panel_messages_name_the_fix_that_fits_a_panel():
     swapped = panel.swaplevel().sort_index()
     with pytest.raises(ValueError, match=r"time stamps first.*y = y\.swaplevel\(\)\.sort_index"):
         RNNForecaster(**TINY).fit(swapped)
+    # cohorts: dates as series ids, months on book as the time; the message names that case,
+    # and its fix fits
+    cohorts = pd.Series(
+        np.sin(np.arange(60) / 3),
+        index=pd.MultiIndex.from_product(
+            [pd.date_range("2020-01", periods=2, freq="MS"), range(30)], names=["cohort", "mob"]
+        ),
+    )
+    with pytest.raises(ValueError, match=r"first level are the series ids.*astype\(str\)"):
+        RNNForecaster(**TINY).fit(cohorts)
+    y = cohorts.copy()
+    y.index = y.index.set_levels(y.index.levels[0].astype(str), level=0)
+    assert RNNForecaster(**TINY).fit(y).n_series_ == 2
     gap = panel.drop(panel.index[45])  # one month of 'b' missing
     with pytest.raises(
         ValueError,

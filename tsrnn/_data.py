@@ -610,7 +610,10 @@ def panel_blocks(index: pd.MultiIndex, what: str):
         raise ValueError(
             f"{what}'s MultiIndex has the time stamps first and the series ids second "
             f"(levels {list(index.names)}). A panel is indexed (series id, time): swap the "
-            f"levels, e.g. {name} = {name}.swaplevel().sort_index()."
+            f"levels, e.g. {name} = {name}.swaplevel().sort_index(). If the dates of the "
+            "first level are the series ids (cohorts by start month, say) and the second "
+            f"level counts steps, make the ids text: {name}.index = "
+            f"{name}.index.set_levels({name}.index.levels[0].astype(str), level=0)."
         )
     codes = index.codes[0]
     # contiguous blocks of one id each
