@@ -147,10 +147,7 @@ def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
         and isinstance(covs, pd.Series | pd.DataFrame)
         and len(covs) == len(target)
         and not covs.index.equals(target.index)
-        and not (
-            isinstance(target.index, pd.DatetimeIndex | pd.PeriodIndex)
-            and is_positionless(covs.index)
-        )
+        and not paired_by_position(covs.index, target.index)
     ):
         raise ValueError(
             f"{xname} and {yname} have different indexes. Covariates must be given for the "
@@ -465,6 +462,14 @@ def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
         return pd.period_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
     step = axis.step
     return pd.RangeIndex(last + step, last + step * (h + 1), step, name=axis.name)
+
+
+def paired_by_position(covs_index, target_index) -> bool:
+    """Covariates without an index (a default RangeIndex, which cannot be time stamps) beside
+    a target indexed by dates or periods: their rows are the target's steps, in order."""
+    return isinstance(target_index, pd.DatetimeIndex | pd.PeriodIndex) and is_positionless(
+        covs_index
+    )
 
 
 def is_positionless(index) -> bool:

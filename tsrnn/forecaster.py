@@ -44,6 +44,7 @@ from tsrnn._data import (
     label,
     mase_scale,
     n_valid_rows,
+    paired_by_position,
     panel_blocks,
     seasonal_mask,
     seasonal_period,
@@ -106,9 +107,8 @@ def _rows_at_truths_steps(X, y):
     if not isinstance(y, pd.Series | pd.DataFrame) or is_positionless(y.index):
         return X
     if isinstance(X, pd.Series | pd.DataFrame):
-        if is_positionless(X.index) and isinstance(y.index, pd.DatetimeIndex | pd.PeriodIndex):
-            # built without an index: its rows are y's steps, as an array's (check_same_index)
-            return X.set_axis(y.index) if len(X) == len(y) else X
+        if paired_by_position(X.index, y.index) and len(X) == len(y):
+            return X.set_axis(y.index)  # built without an index: rows are y's steps
         return X
     if isinstance(X, str | bytes):
         return X

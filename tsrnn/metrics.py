@@ -551,13 +551,7 @@ class _ForecastScorer:
         y_true = X if y is None else y
         metric_kwargs = dict(self._kwargs)
         if self._metric is mase and "scale" not in metric_kwargs and "y_train" not in metric_kwargs:
-            if metric_kwargs.get("m", 1) != 1:
-                raise ValueError(
-                    f"the fitted forecaster stores the m=1 MASE scale; for m="
-                    f"{metric_kwargs['m']} also pass y_train=... (or scale=...) to "
-                    "make_forecast_scorer."
-                )
-            metric_kwargs.pop("m", None)
+            metric_kwargs.pop("m", None)  # 1: make_forecast_scorer refused any other here
             scale = np.asarray(_fitted_mase_scale(estimator), dtype=np.float64)
             if scale.ndim == 2 and scale.shape[0] > 1:
                 # A panel: one scale per series, matched to the rows by series id, which the
