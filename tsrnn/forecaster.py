@@ -244,7 +244,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ``update``. ``None`` leaves the process settings alone. Either way, on a CPU torch's
         own ops run on one thread during ``fit`` and ``predict`` (restored after): the
         recurrent kernels use the cores, and two thread pools spinning on the same cores
-        would slow each other down.
+        would slow each other down. In a process forked after the kernels ran (a
+        ``multiprocessing`` pool's worker on Linux) they run on one thread whatever this says.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the training inputs' noise, dropout and the order of windows.
         Same value, same data, same machine: identical forecasts, also when fits run in

@@ -37,10 +37,11 @@ have no ``jvp``: a dual input's tangent was dropped). Batched backward passes
 (``autograd.grad(..., is_grads_batched=True)``, ``jacobian(..., vectorize=True)``) are not
 supported by the kernels' backward: use ``torch.func`` or ``backend='torch'`` for them.
 Processes forked (``multiprocessing``'s ``fork`` start method, the default on Linux before
-Python 3.14) after a Numba kernel ran cannot run Numba kernels: GNU OpenMP, Numba's thread
-pool here, is not fork-safe, and Numba ends such a child with SIGTERM. Start workers with
-``spawn`` or ``forkserver`` (joblib's default ``loky`` backend does), or use
-``backend='torch'`` in them. ``torch.jit.script`` and ``torch.export`` are not supported
+Python 3.14) after a Numba kernel ran run the kernels and torch's operations on one thread:
+GNU OpenMP, Numba's and torch's thread pool here, cannot start threads in such a child, so
+tsrnn sets both to one thread there (as torch's ``DataLoader`` does in its workers). For more
+threads a worker, start workers with ``spawn`` or ``forkserver`` (joblib's default ``loky``
+backend does). ``torch.jit.script`` and ``torch.export`` are not supported
 (they need the layers' code in TorchScript or traceable by Dynamo); for those, load the
 ``state_dict`` into the ``torch.nn`` layer, which it fits both ways.
 

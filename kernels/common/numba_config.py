@@ -23,7 +23,9 @@ The cheapest steps, a vanilla RNN's, still pay for the product's call: about 1.0
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
+import sys
 
 import numba
 
@@ -60,7 +62,8 @@ def num_threads(n: int | None):
         yield
         return
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    most = 1 if _forked_child[0] else numba.config.NUMBA_NUM_THREADS
+    numba.set_num_threads(max(1, min(int(n), most)))
     try:
         yield
     finally:
@@ -70,6 +73,46 @@ def num_threads(n: int | None):
 def cache_dir() -> str | None:
     """Where compiled kernels are cached (``NUMBA_CACHE_DIR``, or beside the modules)."""
     return os.environ.get("NUMBA_CACHE_DIR") or None
+
+
+_forked_child = [False]  # this process was forked after the OpenMP pool started
+
+
+def _after_fork_in_child() -> None:
+    """Let a process forked after the kernels ran run them, on one thread.
+
+    Numba's ``omp`` threading layer on GNU OpenMP (what a pip-installed Numba uses on Linux) is
+    not fork-safe: the child of a fork made after the pool started would wait forever at its
+    first parallel region, so Numba's ``parallel_for`` ends such a child with SIGTERM, and a
+    ``multiprocessing.Pool`` (fork, the default on Linux before Python 3.14) then waits for it
+    forever. A parallel region of one thread never touches the parent's pool, and one thread
+    is what a worker among several wants anyway. So in the child, and only when the parent's
+    pool had started, the layer's ``launch_threads`` is called again with one thread (it
+    records the child as the process that started the pool, which lifts the SIGTERM, and
+    makes one thread the default of threads started later), this thread is set to one thread
+    (:func:`num_threads` keeps it there), and so is torch's pool. Other layers
+    (``tbb``; OpenMP runtimes other than GNU's) are fork-safe and are left alone.
+    """
+    from numba.np.ufunc import parallel
+
+    if not parallel._is_initialized or numba.threading_layer() != "omp":
+        return
+    from numba.np.ufunc import omppool
+
+    if getattr(omppool, "openmp_vendor", None) != "GNU":
+        return
+    ctypes.CFUNCTYPE(None, ctypes.c_int)(omppool.launch_threads)(1)
+    numba.set_num_threads(1)
+    _forked_child[0] = True
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # torch's own GNU OpenMP pool has the same flaw (a child's first parallel op after
+        # the parent's waits forever); one thread, as torch's DataLoader sets in its workers.
+        torch.set_num_threads(1)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @njit_parallel
