@@ -366,19 +366,43 @@ def test_forecaster_imports_without_numba():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # the reference loop's shapes
+@pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")  # torch.nn's own size checks
 @pytest.mark.filterwarnings("ignore:`torch.jit.trace:DeprecationWarning")
-@pytest.mark.parametrize("kind", ["lstm", "rnn_tanh"])
-def test_jit_trace_without_gradients_records_a_working_model(kind):
+@pytest.mark.parametrize("frozen", [True, False])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_tanh"])
+def test_jit_trace_records_a_model_for_any_sequence_length(kind, frozen):
     """The kernels write through NumPy, unseen by the tracer: a traced layer with frozen
-    parameters recorded empty outputs. While tracing, the layers run the reference loop."""
+    parameters recorded empty outputs, and the reference loop was recorded unrolled at the
+    traced length (a longer input cut short, a shorter one an index error). While tracing,
+    the layers run torch.nn's own op."""
     torch.manual_seed(0)
-    ours, ref = _pair(kind, 3, 4, 1, False, False, True, torch.float32)
-    ours.eval().requires_grad_(False)
-    x1, x2 = torch.randn(5, 2, 3), torch.randn(5, 2, 3)
-    traced = torch.jit.trace(ours, (x1,), check_trace=False)
-    out, _ = traced(x2)
-    torch.testing.assert_close(out, ref(x2)[0], rtol=1e-5, atol=1e-6)
+    ours, ref = _pair(kind, 3, 4, 2, True, False, True, torch.float32)
+    ours.eval().requires_grad_(not frozen)
+    traced = torch.jit.trace(ours, (torch.randn(5, 2, 3),))
+    for steps in (5, 8, 2):
+        x = torch.randn(steps, 2, 3)
+        (out, state), (want, want_state) = traced(x), ref(x)
+        torch.testing.assert_close(out, want, rtol=1e-5, atol=1e-6)
+        for a, b in zip(*[s if isinstance(s, tuple) else (s,) for s in (state, want_state)]):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_input_weight_edited_in_place_before_backward(kind):
+    """torch.nn saves weight_ih only for the input's gradient: with an input needing none, an
+    optimizer may step it before the backward (the kernels' layer always saved it)."""
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 2, 5, 1, False, False, True, torch.float64)
+    x = torch.randn(6, 3, 2, dtype=torch.float64)
+    grads = []
+    for m in (ours, ref):
+        out = m(x)[0]
+        with torch.no_grad():
+            m.weight_ih_l0.mul_(0.9)
+        out.sum().backward()
+        grads.append([p.grad for p in m.parameters()])
+    for a, b in zip(*grads):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
 
 
 @pytest.mark.parametrize("frozen", ["parameters", "no_grad"])

@@ -423,3 +423,23 @@ def test_cpu_autocast_runs_in_the_parameters_dtype(cell):
         got = ours(x)[0]
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_cpu_autocast_takes_the_bfloat16_output_of_an_autocast_op(cell):
+    """The usual model, Linear then the layer: under autocast the Linear returns bfloat16,
+    which torch.nn's layers accept (their dtype check is off under autocast) and ours refused
+    with a TypeError. They run it (and a bfloat16 state) in the parameters' dtype."""
+    ours, ref = _pair(cell, 3, 4, dtype=torch.float32)
+    lin = torch.nn.Linear(2, 3)
+    x = torch.randn(5, 2, 2)
+    h = torch.zeros(1, 2, 4, dtype=torch.bfloat16)
+    hx = (h, h) if cell == "lstm" else h
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        z = lin(x)
+        assert z.dtype == torch.bfloat16
+        got, _ = ours(z, hx)
+        want, _ = ref(z, hx)
+    assert got.dtype == torch.float32
+    torch.testing.assert_close(got, ours(z.float())[0], rtol=0, atol=0)
+    torch.testing.assert_close(got, want.float(), rtol=2e-2, atol=2e-2)

@@ -30,10 +30,14 @@ functional forms run the ``backend='torch'`` reference loop whatever ``backend``
 kernels read the tensors' memory, which the transforms' wrapped tensors do not expose. The
 check is one call per layer direction (``torch._C._are_functorch_transforms_active``, the one
 ``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower. So do
-they while ``torch.jit.trace`` records: the kernels write their outputs through NumPy, which
-the tracer cannot see (a traced layer without gradients returned empty tensors), so a traced
-model holds the reference loop; and so inside forward-mode AD's ``dual_level()`` (the kernels
-have no ``jvp``: a dual input's tangent was dropped). Batched backward passes
+they inside forward-mode AD's ``dual_level()`` (the kernels have no ``jvp``: a dual input's
+tangent was dropped). While ``torch.jit.trace`` records (also for ONNX export), the layers run
+torch.nn's own op, which the trace records as one node valid for any sequence length (the
+kernels write through NumPy, which the tracer cannot see); the functional forms run the
+reference loop there, which the trace records unrolled: a traced functional form takes only
+the traced sequence length. Under ``torch.autocast`` the layers run in their parameters'
+dtype, the input and state cast to it, on the kernels: their outputs are in that dtype, where
+torch.nn's are in the autocast dtype. Batched backward passes
 (``autograd.grad(..., is_grads_batched=True)``, ``jacobian(..., vectorize=True)``) are not
 supported by the kernels' backward: use ``torch.func`` or ``backend='torch'`` for them.
 Processes forked (``multiprocessing``'s ``fork`` start method, the default on Linux before
@@ -91,6 +95,12 @@ def _dual_level_active() -> bool:
     call whose inputs need no gradient runs them on detached tensors, which dropped a dual
     input's tangent without a word (the output's tangent was None)."""
     return torch.autograd.forward_ad._current_level >= 0
+
+
+def _autocast_active() -> bool:
+    """Whether ``torch.autocast`` is on for any device (the check torch.nn's layers make)."""
+    check = getattr(torch._C, "_is_any_autocast_enabled", None)
+    return bool(check()) if check is not None else torch.is_autocast_enabled()
 
 
 def _opaque_to_dynamo(fn):
@@ -428,8 +438,10 @@ class _NumbaLayer(torch.autograd.Function):
         )
         ctx.kernel, ctx.options, ctx.has_c = kernel, options, c0 is not None
         ctx.save_for_backward(
-            x, w_ih, gx if keep_gx else None, w_hh, _b_hh_for_backward(kernel, b_hh), h0, c0,
-            out, *saved,
+            # w_ih only for d_x: torch.nn also lets an optimizer edit it in place before the
+            # backward when the input needs no gradient
+            x, w_ih if ctx.needs_input_grad[0] else None, gx if keep_gx else None, w_hh,
+            _b_hh_for_backward(kernel, b_hh), h0, c0, out, *saved,
         )
         if ctx.has_c:
             return out, hn, cn
@@ -807,6 +819,26 @@ class _KernelRNNMixin:
                 "the input."
             )
 
+    def _to_params_dtype(self, x, hx):
+        """Under ``torch.autocast``: the input and state in the parameters' dtype, so that the
+        layer runs on its kernels in that dtype (torch.nn's layers run in the autocast dtype;
+        a bfloat16 layer here would be the slow reference loop)."""
+        w = self.weight_ih_l0
+
+        def cast(t):
+            if (
+                isinstance(t, torch.Tensor)
+                and t.is_floating_point()
+                and t.device == w.device
+                and t.dtype != w.dtype
+            ):
+                return t.to(w.dtype)
+            return t
+
+        if isinstance(hx, tuple | list):
+            hx = type(hx)(cast(h) for h in hx)
+        return cast(x), cast(hx)
+
     def _state_shape(self, batch):
         D = 2 if self.bidirectional else 1
         return (self.num_layers * D, batch, self.hidden_size)
@@ -835,10 +867,19 @@ class _KernelRNNMixin:
     def _run(self, x, hx):
         cell = _CELL_OF_MODE[self.mode]
         is_lstm = cell == "lstm"
-        if isinstance(x, PackedSequence) or getattr(self, "proj_size", 0) > 0:
+        if (
+            isinstance(x, PackedSequence)
+            or getattr(self, "proj_size", 0) > 0
+            or torch.jit.is_tracing()
+        ):
             # Variable-length packed batches and LSTM projections run on torch.nn's own
-            # implementation: same module, same parameters, same results.
+            # implementation: same module, same parameters, same results. So does a trace:
+            # torch.nn's op records as one node, valid for any sequence length (the kernels
+            # write through NumPy, which the tracer cannot see, and a Python time loop would be
+            # recorded unrolled at the traced length).
             return super().forward(x, hx)
+        if _autocast_active() and isinstance(x, torch.Tensor):
+            x, hx = self._to_params_dtype(x, hx)
         self._check_input(x)
         unbatched = x.dim() == 2
         if unbatched:
