@@ -92,3 +92,61 @@ def test_rows_of_another_kind_or_frequency_are_named_as_such():
         ValueError, match=r"PeriodIndex of frequency 'Q-DEC' but the training data had 'M'"
     ):
         monthly.predict(quarters)
+
+
+
+@pytest.mark.parametrize(
+    "freq, start, new_freq",
+    [("B", "2024-03-25", "D"), ("W-SUN", "2024-03-24", "7D"), ("D", "2024-03-23", "24h")],
+)
+def test_update_takes_rows_on_the_grid_whatever_frequency_their_index_carries(
+    freq, start, new_freq
+):
+    """pd.date_range("2024-03-25", periods=3) sets freq 'D' on three weekdays of a business-day
+    model: on its grid, as predict and score take them. update refused them ("frequency 'D'
+    but the model was fitted on data of 'B'")."""
+    y = wave(pd.date_range(end="2024-03-22", periods=60, freq=freq))
+    n = 1 if freq == "B" else 3  # one weekday: the next three calendar days are not all 'B'
+    new = wave(pd.date_range(start, periods=n, freq=new_freq))
+    assert new.index.freq != y.index.freq
+    model = RNNForecaster(**TINY).fit(y).update(new)
+    plain = RNNForecaster(**TINY).fit(y).update(new.set_axis(list(new.index)))  # no freq
+    pd.testing.assert_series_equal(model.predict(2), plain.predict(2))
+
+
+@pytest.mark.parametrize(
+    "freq, start, split", [("D", "2024-02-01", "2024-03-28"), ("W-SUN", "2023-06-04",
+                                                               "2024-03-17"),
+                           ("MS", "2020-01-01", "2024-02-01")]
+)
+def test_update_takes_the_same_instants_in_another_zone_across_daylight_saving(
+    freq, start, split
+):
+    """Rows in another time zone are the same instants (api-notes): they were checked in their
+    own zone, where Paris days across the spring change are not all 24 hours apart in UTC
+    (refused as irregular, or as another frequency)."""
+    y = wave(pd.date_range(start, periods=70, freq=freq, tz="Europe/Paris"))
+    at = int(np.searchsorted(y.index, pd.Timestamp(split, tz="Europe/Paris")))
+    train, new = y[:at], y[at : at + 5]
+    assert new.index[0] < pd.Timestamp("2024-03-31", tz="Europe/Paris") < new.index[-1]
+    same = RNNForecaster(**TINY).fit(train).update(new)
+    other = RNNForecaster(**TINY).fit(train).update(new.tz_convert("UTC"))
+    pd.testing.assert_series_equal(other.predict(2), same.predict(2))
+    assert str(other.predict(2).index.tz) == "Europe/Paris"
+
+
+@pytest.mark.parametrize("fixed, named, period", [("7D", "W-WED", 52), ("24h", "D", 7)])
+def test_fixed_length_steps_get_the_season_of_their_length(fixed, named, period):
+    """'7D' stamps are weekly ones (2020-01-01 is a Wednesday), '24h' daily ones: they got a
+    seasonal period of 1, another window and another model than the same stamps named 'W-WED'
+    or 'D'."""
+    values = 10 + np.sin(2 * np.pi * np.arange(200) / period)
+    models = [
+        RNNForecaster(**TINY).fit(
+            pd.Series(values, pd.date_range("2020-01-01", periods=200, freq=f))
+        )
+        for f in (fixed, named)
+    ]
+    assert models[0].seasonal_period_ == models[1].seasonal_period_ == period
+    assert models[0].window_ == models[1].window_
+    np.testing.assert_array_equal(models[0].predict(3).to_numpy(), models[1].predict(3).to_numpy())

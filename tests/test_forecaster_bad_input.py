@@ -426,3 +426,26 @@ def test_covariates_built_without_an_index_pair_with_a_dated_target_by_position(
     shifted = Y.reset_index(drop=True).set_axis(pd.RangeIndex(100, 100 + N))
     with pytest.raises(ValueError, match=r"different indexes.*set_axis\(y\.index\)"):
         RNNForecaster(**TINY).fit(plain, shifted)
+
+
+def test_business_days_with_a_holiday_missing_are_told_the_business_day_grid():
+    """The first stamps (Tue-Fri) read as 'D', and the message advised asfreq('D'), which
+    inserts every weekend as NaN; the fix is 'B' (or the holidays' own calendar)."""
+    index = pd.bdate_range("2024-01-02", periods=60).drop(pd.Timestamp("2024-01-15"))
+    y = pd.Series(np.sin(np.arange(59) / 3), index=index)
+    with pytest.raises(ValueError, match=r"asfreq\('B'\).*CustomBusinessDay"):
+        RNNForecaster(**TINY).fit(y)
+
+
+def test_a_date_column_is_told_to_become_the_index():
+    """Prophet's layout (dates in a 'ds' column): "convert with pd.to_numeric ... or drop
+    them" would fit a model without its dates."""
+    df = pd.DataFrame({"ds": pd.date_range("2020", periods=60, freq="MS"), "y": np.arange(60.0)})
+    with pytest.raises(TypeError, match=r"date column\(s\) 'ds'.*set_index\('ds'\)"):
+        RNNForecaster(**TINY).fit(df)
+
+
+def test_fit_with_x_none_and_a_target_names_fit_y():
+    # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
+    with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):
+        RNNForecaster(**TINY).fit(None, pd.Series(np.arange(50.0)))

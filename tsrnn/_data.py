@@ -122,6 +122,21 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in booleans[:5])
         raise _boolean_target(what, f"has boolean column(s): {kinds}")
     bad = [(c, t) for c, t in dtypes if not pd.api.types.is_numeric_dtype(t)]
+    dates = [
+        c
+        for c, t in bad
+        if isinstance(t, pd.DatetimeTZDtype | pd.PeriodDtype) or pd.api.types.is_datetime64_dtype(t)
+    ]
+    if dates:
+        # the long layout of Prophet or statsforecast: time in a column, not the index
+        name = _argument(what)
+        keys = ", ".join(repr(c) for c in dates[:2])
+        raise TypeError(
+            f"{what} has date column(s) {keys}: the time stamps must be the index. Use "
+            f"{name} = {name}.set_index({dates[0]!r}) (keeping the numeric target columns), "
+            f"or for a long table of many series {name}.set_index(['<series id column>', "
+            f"{dates[0]!r}])."
+        )
     if bad:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
         raise TypeError(
@@ -328,14 +343,20 @@ def _monthly_on_one_day(index: pd.DatetimeIndex) -> bool:
 def _regular_grid_fix(name: str, freq: str, panel: bool, guessed: bool) -> str:
     """The message's suggested fix: put the series (each series of a panel) on ``freq``'s grid."""
     which = "" if guessed else f" (with your data's frequency in place of {freq!r})"
+    holidays = (
+        " Business days with holidays missing can also be indexed by their own calendar: "
+        f"{name}.asfreq(pd.offsets.CustomBusinessDay(holidays=[...]))."
+        if freq == "B"
+        else ""
+    )
     if panel:
         return (
             f"{name} = {name}.groupby(level=0).apply(lambda s: s.droplevel(0).asfreq({freq!r})), "
-            f"then fill the new NaNs{which}."
+            f"then fill the new NaNs{which}.{holidays}"
         )
     return (
         f"{name} = {name}.asfreq({freq!r}) (then fill the new NaNs), or "
-        f"{name}.resample({freq!r}).mean(){which}."
+        f"{name}.resample({freq!r}).mean(){which}.{holidays}"
     )
 
 
@@ -348,8 +369,21 @@ def _local_freq(index: pd.DatetimeIndex) -> str | None:
                 warnings.simplefilter("ignore", DeprecationWarning)
                 freq = pd.infer_freq(part)
             if freq is not None:
-                return getattr(freq, "freqstr", freq)
+                freq = getattr(freq, "freqstr", freq)
+                if freq == "D" and _weekdays_only(index):
+                    return "B"  # a few weekdays read as 'D'; weekends filled would be wrong
+                return freq
     return None
+
+
+def _weekdays_only(index: pd.DatetimeIndex) -> bool:
+    """Daily stamps spanning weeks with none on a Saturday or Sunday: business days."""
+    return bool(
+        len(index) >= 5
+        and (index[-1] - index[0]) >= pd.Timedelta(days=7)
+        and (np.asarray(index.dayofweek) < 5).all()
+        and (index.normalize() == index).all()
+    )
 
 
 def as_offset(freq: str):
@@ -398,16 +432,22 @@ def check_time_index(
     freq: str | pd.DateOffset | None = None,
     panel: bool = False,
     kind: str | None = None,
+    tz=None,
 ) -> TimeAxis:
     """Validate one series' time index and describe it.
 
     ``freq``, when given, is the frequency the index must follow: the other series' of a panel
     (``panel=True``), or the model's for rows given to ``update``/``score``, whose ``kind`` of
-    index it must then also have. Rows on that grid are taken as they are; their frequency
-    is inferred only to name the problem when they are not (a few rows cannot show it: three
-    weekdays infer as 'D').
+    index it must then also have. Rows on that grid are taken as they are, whatever frequency
+    their index carries ('D' on three weekdays of a business-day model, '7D' on a weekly
+    model's Sundays); their frequency is inferred only to name the problem when they are not
+    (a few rows cannot show it: three weekdays infer as 'D'). ``tz``: the model's time zone;
+    zone-aware rows are checked in it (the same instants in UTC are not daily across a
+    daylight-saving change).
     """
     own_kind = _index_kind(index)
+    if tz is not None and isinstance(index, pd.DatetimeIndex) and index.tz is not None:
+        index = index.tz_convert(tz)
     _check_sorted_unique(index, what, panel)
     if kind in ("datetime", "period") and own_kind != kind and own_kind != "range":
         raise TypeError(
@@ -417,7 +457,7 @@ def check_time_index(
         )
     if own_kind == "range":
         return TimeAxis("range", None, _range_step(index, what), index.name)
-    if freq is not None and own_kind == "datetime" and index.freq is None:
+    if freq is not None and own_kind == "datetime":
         expected = pd.date_range(index[0], periods=len(index), freq=freq)
         if index.equals(expected):
             return TimeAxis(own_kind, freq, 1, index.name)
@@ -636,14 +676,19 @@ def panel_blocks(index: pd.MultiIndex, what: str):
 
 
 def check_target(
-    y, what: str = "y", freq: str | pd.DateOffset | None = None, index_kind: str | None = None
+    y,
+    what: str = "y",
+    freq: str | pd.DateOffset | None = None,
+    index_kind: str | None = None,
+    tz=None,
 ) -> SeriesData:
     """Validate a target (or a block of new target rows) and stack it as :class:`SeriesData`.
 
     Accepts a ``pd.Series`` / 1-D array (one variable), a ``pd.DataFrame`` / 2-D array (one
     column per variable) and either pandas object with a two-level ``MultiIndex`` (series id,
     time) for many series. ``freq`` and ``index_kind`` are the frequency and the kind of time
-    index the rows must have (the model's, for rows given to update or score).
+    index the rows must have, ``tz`` the zone they are checked in (the model's, for rows given
+    to update or score).
 
     Examples
     --------
@@ -693,7 +738,12 @@ def check_target(
                 seg = times[offsets[k] : offsets[k + 1]]
                 seg = seg.rename(y.index.names[1])
                 axis_k = check_time_index(
-                    seg, f"{what} (series {label(ids[k])!r})", freq, panel=True, kind=index_kind
+                    seg,
+                    f"{what} (series {label(ids[k])!r})",
+                    freq,
+                    panel=True,
+                    kind=index_kind,
+                    tz=tz,
                 )
                 axis = axis_k if axis is None else axis
                 if axis_k.kind != axis.kind:
@@ -720,7 +770,7 @@ def check_target(
                 columns,
                 name,
             )
-        axis = check_time_index(y.index, what, freq, kind=index_kind)
+        axis = check_time_index(y.index, what, freq, kind=index_kind, tz=tz)
         return SeriesData(
             values,
             np.array([0, len(y)], dtype=np.int64),
@@ -787,13 +837,16 @@ def _check_not_empty(n: int, what: str) -> None:
 def seasonal_period(freq: str | None) -> int:
     """The usual seasonal period of a frequency: 12 for monthly data, 4 quarterly, 7 daily, ...
 
-    Sub-daily frequencies get the number of steps per day (24 hourly); yearly data and a
-    missing frequency get 1.
+    Sub-daily frequencies get the number of steps per day (24 hourly); steps of a fixed
+    length count by it ('24h' is daily, '7D' weekly); yearly data and a missing frequency
+    get 1.
 
     Examples
     --------
     >>> [seasonal_period(f) for f in ("MS", "QS-OCT", "YE", "D", "B", "h", "30min", None)]
     [12, 4, 1, 7, 5, 24, 48, 1]
+    >>> [seasonal_period(f) for f in ("7D", "14D", "24h", "1440min", "3D")]
+    [52, 26, 7, 7, 1]
     """
     if freq is None:
         return 1
@@ -811,13 +864,20 @@ def seasonal_period(freq: str | None) -> int:
         return 1
     if name in ("BusinessDay", "CustomBusinessDay"):
         return 5 if n == 1 else 1
+    # steps of fixed length ('D', 'h', '7D', '24h'): by their length, whatever the unit
+    day = 86_400 * 10**9
     if name == "Day":
-        return 7 if n == 1 else 1
-    if isinstance(off, pd.offsets.Tick):
-        day = 86_400 * 10**9
-        if off.nanos < day and day % off.nanos == 0:
-            return day // off.nanos
-    return 1
+        step = n * day
+    elif isinstance(off, pd.offsets.Tick):
+        step = abs(off.nanos)
+    else:
+        return 1
+    if step < day:
+        return day // step if day % step == 0 else 1
+    if step == day:
+        return 7  # daily: a week
+    weeks, rest = divmod(step, 7 * day)
+    return 52 // weeks if rest == 0 and 52 % weeks == 0 else 1  # weekly, fortnightly: a year
 
 
 def unit_scale(values: np.ndarray) -> np.ndarray:

@@ -441,6 +441,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     def _prepare(self, X, y):
         """Validate everything and build the scaled training problem; sets nothing on self."""
         covariates = y is not None
+        if covariates and X is None:
+            raise TypeError(
+                "fit got X=None and a target y: without covariates the target is the one "
+                "argument, fit(y) (fit(X, y) is for covariates X beside the target y)."
+            )
         target, covs = (y, X) if covariates else (X, None)
         data = self._target_with_index(target, covs)
         x_values, x_names = None, None
@@ -566,6 +571,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 data.extra["kind_from_covariates"] = True
                 return data
         return check_target(target, "y")
+
+    def _time_zone(self):
+        """The zone of the training data's time stamps (None: naive, or not dates)."""
+        if self._layout_["axis"].kind != "datetime":
+            return None
+        return pd.Timestamp(self._ends_[0]).tz
 
     def _check_fit_covariates(self, covs, data: SeriesData):
         if isinstance(covs, pd.Series) or getattr(np.asarray(covs), "ndim", 2) == 1:
@@ -1124,7 +1135,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         self._check_target_columns(truth, "y")
         # the truth is checked before any forecasting work
         true = (
-            check_target(truth, "y", freq=self.freq_, index_kind=self._layout_["axis"].kind)
+            check_target(
+                truth,
+                "y",
+                freq=self.freq_,
+                index_kind=self._layout_["axis"].kind,
+                tz=self._time_zone(),
+            )
             if isinstance(truth, pd.Series | pd.DataFrame)
             and isinstance(truth.index, pd.MultiIndex)
             else None
@@ -1235,7 +1252,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 if arr.ndim == 1
                 else pd.DataFrame(arr, index=covs.index)
             )
-        new = check_target(target, "y_new", freq=self.freq_, index_kind=layout["axis"].kind)
+        new = check_target(
+            target, "y_new", freq=self.freq_, index_kind=layout["axis"].kind, tz=self._time_zone()
+        )
         if new.n_columns != layout["n_targets"]:
             raise ValueError(
                 f"y_new has {new.n_columns} target column(s) but the model was fitted on "
