@@ -374,3 +374,28 @@ def test_cross_val_score_with_panel_split_and_gap():
         RNNForecaster(**TINY), make_panel(), cv=PanelSplit(n_splits=2, test_size=3, gap=2)
     )
     assert np.isfinite(scores).all()
+
+
+def test_target_array_beside_panel_covariates_scores_updates_and_cross_validates():
+    """fit(X_panel, y_array) takes the series from X's index (PanelSplit's docstring offers
+    the layout); score raised an AttributeError (no index on the array forecasts), update a
+    TypeError asking for the MultiIndex X_new had, cross_val_score the AttributeError."""
+    t = pd.date_range("2000-01", periods=60, freq="MS")
+    idx = pd.MultiIndex.from_product([["a", "b"], t], names=["id", "time"])
+    values = 10 + np.sin(np.arange(120) / 2)
+    X = pd.DataFrame({"promo": (np.arange(120) % 3 == 0).astype(float)}, index=idx)
+    y = pd.Series(values, index=idx)
+    train = idx.get_level_values(1) < "2004-07"
+    arr = RNNForecaster(**TINY).fit(X[train], values[train])
+    ser = RNNForecaster(**TINY).fit(X[train], y[train])
+    test = ~train
+    assert arr.score(X[test], values[test]) == ser.score(X[test], y[test])
+    new, after = X[test].iloc[[0, 6]], X[test].iloc[[1, 7]]
+    arr.update(new, values[test][[0, 6]])
+    ser.update(new, y[test].iloc[[0, 6]])
+    np.testing.assert_array_equal(np.asarray(arr.predict(after)), ser.predict(after).to_numpy())
+    cv = PanelSplit(n_splits=2, test_size=6)
+    np.testing.assert_array_equal(
+        cross_val_score(RNNForecaster(**TINY), X, values, cv=cv, error_score="raise"),
+        cross_val_score(RNNForecaster(**TINY), X, y, cv=cv, error_score="raise"),
+    )

@@ -1157,7 +1157,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         if self._layout_["ids"] is not None:
             # a panel: each row's series (its MASE scale) from y's index, or, for an array y
             # (taken as is, row for row), from the forecasts', which is X's
-            rows = (truth if true is not None else pred).index
+            if true is not None:
+                rows = truth.index
+            elif isinstance(pred, pd.Series | pd.DataFrame):
+                rows = pred.index
+            else:  # fitted on a target array beside panel covariates: X's index has the ids
+                rows = X.index
             ids = self._layout_["ids"].get_indexer(rows.get_level_values(0))
         else:
             ids = np.zeros(len(t_arr), dtype=np.int64)
@@ -1237,21 +1242,28 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "rows as the one argument."
                 )
             target, covs = X, None
+        if (
+            layout["kind_from_covariates"]
+            and isinstance(covs, pd.DataFrame)
+            and not isinstance(target, pd.Series | pd.DataFrame)
+        ):
+            # the target an array, its steps (and a panel's series) from X_new's index, as fit
+            arr = np.asarray(target)
+            if arr.ndim in (1, 2) and len(arr) == len(covs):
+                target = (
+                    pd.Series(arr, index=covs.index)
+                    if arr.ndim == 1
+                    else pd.DataFrame(arr, index=covs.index)
+                )
         if layout["ids"] is not None and not (
             isinstance(target, pd.Series | pd.DataFrame) and isinstance(target.index, pd.MultiIndex)
         ):
             raise TypeError(
                 "This model was fitted on a panel: update needs the new rows as a pandas "
-                "object with the same (series id, time) MultiIndex."
+                "object with the same (series id, time) MultiIndex (or, for a model fitted "
+                "on a target array beside panel covariates, X_new with that index)."
             )
         self._check_target_columns(target, "y_new")
-        if layout["kind_from_covariates"] and isinstance(covs, pd.DataFrame):
-            arr = np.asarray(target)
-            target = (
-                pd.Series(arr, index=covs.index)
-                if arr.ndim == 1
-                else pd.DataFrame(arr, index=covs.index)
-            )
         new = check_target(
             target, "y_new", freq=self.freq_, index_kind=layout["axis"].kind, tz=self._time_zone()
         )
