@@ -399,3 +399,56 @@ def test_target_array_beside_panel_covariates_scores_updates_and_cross_validates
         cross_val_score(RNNForecaster(**TINY), X, values, cv=cv, error_score="raise"),
         cross_val_score(RNNForecaster(**TINY), X, y, cv=cv, error_score="raise"),
     )
+
+
+def _three_series(n=48):
+    t = pd.date_range("2000-01", periods=n, freq="MS")
+    idx = pd.MultiIndex.from_product([["a", "b", "c"], t], names=["id", "time"])
+    return pd.Series(10 + np.sin(np.arange(3 * n) / 2), index=idx), t
+
+
+def test_missing_values_in_a_panel_are_located_by_series_and_filled_within_each():
+    """The message gave flat row numbers and advised y.ffill() / X.ffill(), which on a long
+    panel carry one series' last values into the next series' first rows."""
+    y, t = _three_series()
+    y[("b", t[0]) : ("b", t[2])] = np.nan
+    with pytest.raises(ValueError, match=r"series 'b' at 2000-01-01.*groupby\(level=0\)\.ffill"):
+        RNNForecaster(**TINY).fit(y)
+    X = pd.DataFrame({"price": 1.0}, index=y.index)
+    X.loc[("c", t[5]), "price"] = np.nan
+    with pytest.raises(ValueError, match=r"'price', first in series 'c' at 2000-06-01.*groupby"):
+        RNNForecaster(**TINY).fit(X, y.fillna(0.0))
+
+
+def test_panel_messages_name_the_series_and_a_panel_fix():
+    y, _ = _three_series()
+    model = RNNForecaster(**TINY).fit(y)
+    f = model.predict(3)
+    # duplicated rows: groupby(level=0).mean() would collapse each series to one row
+    with pytest.raises(ValueError, match=r"groupby\(level=\[0, 1\]\)"):
+        model.predict(pd.concat([f, f.iloc[[2]]]).sort_index())
+    # another kind of time level: a plain array is no fix for a panel
+    periods = f.set_axis(pd.MultiIndex.from_arrays(
+        [f.index.get_level_values(0), f.index.get_level_values(1).to_period("M")]))
+    with pytest.raises(TypeError, match=r"rows indexed like the training data\.$"):
+        model.predict(periods)
+    # time stamps as text: to_datetime on the whole MultiIndex fails, reset_index loses it
+    text = y.set_axis(pd.MultiIndex.from_arrays(
+        [y.index.get_level_values(0), y.index.get_level_values(1).strftime("%Y-%m-%d")]))
+    with pytest.raises(TypeError, match=r"set_levels\(pd\.to_datetime"):
+        RNNForecaster(**TINY).fit(text)
+    # a missing id: sorting cannot fix it
+    ids = np.where(y.index.get_level_values(0) == "c", None, y.index.get_level_values(0))
+    with pytest.raises(ValueError, match=r"48 row\(s\) without a series id.*notna"):
+        RNNForecaster(**TINY).fit(y.set_axis(pd.MultiIndex.from_arrays(
+            [ids, y.index.get_level_values(1)])))
+    # update and future covariates: which series
+    rows = pd.MultiIndex.from_arrays([["a", "b"], pd.DatetimeIndex(["2004-01", "2004-02"])])
+    with pytest.raises(ValueError, match=r"y_new \(series 'b'\) must continue"):
+        model.update(pd.Series(1.0, index=rows))
+    X = pd.DataFrame({"promo": 1.0}, index=y.index)
+    with_x = RNNForecaster(**TINY).fit(X, y)
+    gap = pd.MultiIndex.from_arrays([["a", "a", "b", "b"], pd.DatetimeIndex(
+        ["2004-01", "2004-02", "2004-01", "2004-03"])])
+    with pytest.raises(ValueError, match=r"series 'b' \(it skips 1 step after 2004-01-01.*update"):
+        with_x.predict(pd.DataFrame({"promo": 1.0}, index=gap))

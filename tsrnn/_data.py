@@ -43,8 +43,11 @@ MAX_AUTO_WINDOW = 64
 # --------------------------------------------------------------------------------------------
 
 
-def _as_float_values(values, what: str, columns=None) -> np.ndarray:
-    """``values`` as float64, refusing non-numeric data, NaN and inf with a message that helps."""
+def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
+    """``values`` as float64, refusing non-numeric data, NaN and inf with a message that helps.
+
+    ``index``: a panel's (series id, time) MultiIndex, for a message that names the series
+    and a fix within each series."""
     arr = np.asarray(values)
     if arr.dtype.kind == "c":
         raise ValueError(
@@ -76,6 +79,12 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
         bad_rows = np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))
         rows = bad_rows[:5].tolist()
         n_bad = len(bad_rows)
+        if isinstance(index, pd.MultiIndex):
+            raise ValueError(
+                f"{what} contains {n_nan} NaN and {n_inf} inf value(s), "
+                f"{_panel_rows(index, bad_rows)}. Input contains NaN or infinity: an RNN "
+                f"cannot train on missing values. {_panel_fill(_argument(what))}"
+            )
         if n_bad < len(arr) and (bad_rows[-1] == n_bad - 1 or bad_rows[0] == len(arr) - n_bad):
             # all at the start (or end): interpolate() and ffill() leave leading values missing
             if bad_rows[0] == 0:
@@ -98,6 +107,26 @@ def _as_float_values(values, what: str, columns=None) -> np.ndarray:
             f"Input contains NaN or infinity: an RNN cannot train on missing values. {fix}"
         )
     return arr
+
+
+def _panel_rows(index: pd.MultiIndex, rows: np.ndarray) -> str:
+    """Where a panel's bad rows are: the first series' time stamps, and the series."""
+    ids, times = index.get_level_values(0)[rows], index.get_level_values(1)[rows]
+    first = ids[0]
+    at = [label(t) for t in times[ids == first][:3]]
+    series = list(dict.fromkeys(ids))
+    more = f" (series with any: {[label(i) for i in series[:5]]})" if len(series) > 1 else ""
+    return f"first in series {label(first)!r} at {', '.join(map(str, at))}{more}"
+
+
+def _panel_fill(name: str) -> str:
+    """The fix for missing values in a panel: within each series."""
+    return (
+        f"Fill them within each series, e.g. {name} = {name}.groupby(level=0).ffill() or "
+        f"{name}.groupby(level=0).transform(lambda s: s.interpolate()) (a series' leading "
+        "missing rows stay missing: drop them); filling the whole table at once would carry "
+        "one series' values into the next."
+    )
 
 
 def _boolean_target(what: str, problem: str = "is boolean") -> TypeError:
@@ -210,6 +239,12 @@ def check_covariate_frame(X, what: str = "X") -> None:
     if not finite.all():
         rows, cols = np.nonzero(~finite)
         names = list(dict.fromkeys(repr(X.columns[c]) for c in cols))[:5]
+        if isinstance(X.index, pd.MultiIndex):
+            raise ValueError(
+                f"Input {what} contains NaN or infinity: {int((~finite).sum())} value(s), in "
+                f"column(s) {', '.join(names)}, {_panel_rows(X.index, np.unique(rows))}. "
+                f"Covariates must be known at every step. {_panel_fill(what)}"
+            )
         raise ValueError(
             f"Input {what} contains NaN or infinity: {int((~finite).sum())} value(s), in "
             f"column(s) {', '.join(names)} (first at row {int(rows[0])}). Covariates must be "
@@ -223,13 +258,19 @@ def check_covariate_frame(X, what: str = "X") -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _index_kind(index: pd.Index) -> str:
+def _index_kind(index: pd.Index, panel: bool = False) -> str:
     if isinstance(index, pd.DatetimeIndex):
         return "datetime"
     if isinstance(index, pd.PeriodIndex):
         return "period"
     if isinstance(index, pd.RangeIndex) or pd.api.types.is_integer_dtype(index.dtype):
         return "range"
+    if panel:  # the time level of a (series id, time) MultiIndex
+        raise TypeError(
+            f"Unsupported time level of type {type(index).__name__} (dtype {index.dtype}) in "
+            "the panel's (series id, time) MultiIndex. Use dates, periods or integers: e.g. "
+            "y.index = y.index.set_levels(pd.to_datetime(y.index.levels[1]), level=1)."
+        )
     raise TypeError(
         f"Unsupported time index of type {type(index).__name__} (dtype {index.dtype}). Use a "
         "DatetimeIndex or PeriodIndex with a regular frequency, or a RangeIndex: e.g. "
@@ -445,7 +486,7 @@ def check_time_index(
     zone-aware rows are checked in it (the same instants in UTC are not daily across a
     daylight-saving change).
     """
-    own_kind = _index_kind(index)
+    own_kind = _index_kind(index, panel)
     if tz is not None and isinstance(index, pd.DatetimeIndex) and index.tz is not None:
         index = index.tz_convert(tz)
     _check_sorted_unique(index, what, panel)
@@ -524,12 +565,15 @@ def is_positionless(index) -> bool:
     return False
 
 
-def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndarray:
+def steps_ahead(
+    last, axis: TimeAxis, index, n: int, what: str = "X", panel: bool = False
+) -> np.ndarray:
     """The step numbers (1 = the step right after ``last``) of ``n`` future rows.
 
     ``index`` is the rows' time index, or ``None`` (arrays) where the rows continue the series.
     A default ``RangeIndex`` starting at 0 also means "continue" (it carries no position). Rows
     must be strictly later than ``last``, on the frequency's grid, in increasing order.
+    ``panel``: ``index`` is one series' time level of a panel (for the messages' fixes).
 
     Examples
     --------
@@ -542,13 +586,14 @@ def steps_ahead(last, axis: TimeAxis, index, n: int, what: str = "X") -> np.ndar
     timed = isinstance(index, pd.DatetimeIndex | pd.PeriodIndex)
     if axis.kind is None or index is None or (not timed and is_positionless(index)):
         return np.arange(1, n + 1)
-    kind = _index_kind(index)
+    kind = _index_kind(index, panel)
     if kind != axis.kind:
+        other = "" if panel else ", or a plain array (rows continuing it)"
         raise TypeError(
             f"{what} has a {kind} index but the training data had a {axis.kind} index. Pass "
-            "rows indexed like the training data, or a plain array (rows continuing it)."
+            f"rows indexed like the training data{other}."
         )
-    _check_sorted_unique(index, what)
+    _check_sorted_unique(index, what, panel)
     if kind == "range":
         steps, rem = np.divmod(np.asarray(index, dtype=np.int64) - int(last), axis.step)
         if (rem != 0).any():
@@ -665,9 +710,17 @@ def panel_blocks(index: pd.MultiIndex, what: str):
     change = np.flatnonzero(np.diff(codes) != 0) + 1
     starts = np.concatenate([[0], change])
     block_codes = codes[starts]
-    if len(np.unique(block_codes)) != len(block_codes) or (codes < 0).any():
+    if (codes < 0).any():
+        rows = np.flatnonzero(codes < 0)
+        name = _argument(what)
         raise ValueError(
-            f"{what}'s rows of one series are not contiguous (or a series id is missing). "
+            f"{what} has {len(rows)} row(s) without a series id (a missing value in the "
+            f"MultiIndex's first level, first at row {int(rows[0])}). Give them their series' "
+            f"id, or drop them: {name} = {name}[{name}.index.get_level_values(0).notna()]."
+        )
+    if len(np.unique(block_codes)) != len(block_codes):
+        raise ValueError(
+            f"{what}'s rows of one series are not contiguous. "
             f"Sort the panel with {_argument(what)}.sort_index() so each series' rows follow "
             "each other."
         )
@@ -721,9 +774,9 @@ def check_target(
                 )
             kind, ndim, columns, name = "series", 1, None, y.name
         _check_not_empty(len(y), what)
-        values = _as_float_values(y.to_numpy(dtype=np.float64, na_value=np.nan), what).reshape(
-            len(y), -1
-        )
+        values = _as_float_values(
+            y.to_numpy(dtype=np.float64, na_value=np.nan), what, index=y.index
+        ).reshape(len(y), -1)
         if isinstance(y.index, pd.MultiIndex):
             ids, offsets = panel_blocks(y.index, what)
             times = y.index.get_level_values(1)

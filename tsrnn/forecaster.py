@@ -150,6 +150,23 @@ def _is_int(h) -> bool:
     return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
 
 
+def _covariate_gap(steps, index, whose: str) -> ValueError:
+    """Future covariates that skip steps after the data's end: where, and the fix."""
+    n = len(steps)
+    if steps[0] == 1:  # a step missing further on
+        at = int(np.flatnonzero(steps != np.arange(1, n + 1))[0])
+        gap = int(steps[at] - steps[at - 1] - 1)
+        row = f"row {at - 1}" if index is None else f"{index[at - 1]}"
+        where = f"it skips {gap} step{'s' if gap != 1 else ''} after {row}"
+    else:
+        where = f"it starts {int(steps[0])} steps after it"
+    return ValueError(
+        f"With covariates, X must hold every step right after the end of {whose} ({where}): "
+        "the covariates of the skipped steps are unknown. Pass their rows too, or update() "
+        "the model with the observed gap first."
+    )
+
+
 class RNNForecaster(RegressorMixin, BaseEstimator):
     """Forecast time series with a recurrent network (RNN, GRU or LSTM), scikit-learn style.
 
@@ -848,18 +865,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         x = self._future_covariates(X, n) if layout["covariates"] else None
         steps = steps_ahead(self._ends_[0], axis, index, n, "X")
         if layout["covariates"] and not np.array_equal(steps, np.arange(1, n + 1)):
-            if steps[0] == 1:  # a step missing further on
-                at = int(np.flatnonzero(steps != np.arange(1, n + 1))[0])
-                gap = int(steps[at] - steps[at - 1] - 1)
-                row = f"row {at - 1}" if index is None else f"{index[at - 1]}"
-                where = f"it skips {gap} step{'s' if gap != 1 else ''} after {row}"
-            else:
-                where = f"it starts {int(steps[0])} steps after it"
-            raise ValueError(
-                "With covariates, X must hold every step right after the end of the data "
-                f"({where}): the covariates of the skipped steps are unknown. Pass their rows "
-                "too, or update() the model with the observed gap first."
-            )
+            raise _covariate_gap(steps, index, "the data")
         # X's own index labels the forecasts only where it says which steps they are
         keep_index = (
             axis.kind is not None
@@ -975,13 +981,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             seg = times[offsets[j] : offsets[j + 1]]
             relabel |= layout["axis"].kind == "range" and is_positionless(seg)
             st = steps_ahead(
-                self._ends_[k], layout["axis"], seg, len(seg), f"X (series {label(ids[j])!r})"
+                self._ends_[k],
+                layout["axis"],
+                seg,
+                len(seg),
+                f"X (series {label(ids[j])!r})",
+                panel=True,
             )
             if layout["covariates"] and not np.array_equal(st, np.arange(1, len(st) + 1)):
-                raise ValueError(
-                    f"With covariates, X must hold every step right after the end of series "
-                    f"{label(ids[j])!r}: the covariates of skipped steps are unknown."
-                )
+                raise _covariate_gap(st, seg, f"series {label(ids[j])!r}")
             steps.append(st)
             if x_all is not None:
                 xs.append(x_all[offsets[j] : offsets[j + 1]])
@@ -1314,10 +1322,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 index = None
             if index is not None and is_positionless(index):
                 index = None  # rows labelled 0, 1, ...: they continue the series, as an array
-            st = steps_ahead(ends[k], axis, index, n, "y_new")
+            what = "y_new"
+            if layout["ids"] is not None:
+                what = f"y_new (series {label(layout['ids'][k])!r})"
+            st = steps_ahead(ends[k], axis, index, n, what, panel=layout["ids"] is not None)
             if not np.array_equal(st, np.arange(1, n + 1)):
                 raise ValueError(
-                    "y_new must continue the series right after its end "
+                    f"{what} must continue the series right after its end "
                     f"({ends[k]!r}); it starts {int(st[0])} steps later. Pass the missing "
                     "rows too."
                 )
