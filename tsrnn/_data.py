@@ -1039,6 +1039,10 @@ class WindowPlan:
         Validation rows at the end of each series (0: no validation).
     lead : int, default=0
         Rows of history before each window.
+    series_order : ndarray (S,) of int or None, default=None
+        The order in which :meth:`visit_order` numbers the series' windows (a panel's series
+        sorted by id: the same panel with its series in another order is then trained on the
+        same batches); None: the data's order.
 
     Examples
     --------
@@ -1050,7 +1054,9 @@ class WindowPlan:
     [5, 6]
     """
 
-    def __init__(self, offsets, window: int, horizon: int, n_valid, lead: int = 0):
+    def __init__(
+        self, offsets, window: int, horizon: int, n_valid, lead: int = 0, series_order=None
+    ):
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.window = int(window)
         self.horizon = int(horizon)
@@ -1067,6 +1073,16 @@ class WindowPlan:
         self.valid_counts = np.where(self.n_valid > 0, np.maximum(0, last_end - first_end + 1), 0)
         self.valid_first_start = first_end - self.window + 1 - self.lead
         self.valid_cum = np.concatenate([[0], np.cumsum(self.valid_counts)])
+        self._visit = None
+        if series_order is not None and (np.diff(series_order) != 1).any():
+            cum = self.train_cum
+            self._visit = np.concatenate(
+                [np.arange(cum[k], cum[k + 1], dtype=np.int64) for k in series_order]
+            )
+
+    def visit_order(self, shuffled: np.ndarray) -> np.ndarray:
+        """Training window numbers for positions ``shuffled`` of the series order."""
+        return shuffled if self._visit is None else self._visit[shuffled]
 
     @property
     def n_train(self) -> int:

@@ -381,7 +381,7 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
 
     net.train()
     n = problem.plan.n_train
-    order = rng.permutation(n)
+    order = problem.plan.visit_order(rng.permutation(n))
     bs = settings["batch_size"]
     noise = settings.get("input_noise")
     streams = settings.get("random")

@@ -150,6 +150,17 @@ def _is_int(h) -> bool:
     return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
 
 
+def _series_order(ids):
+    """A panel's series sorted by id (training then does not depend on the order of their
+    blocks); None for one series, or ids that do not sort (mixed types): the data's order."""
+    if ids is None or len(ids) < 2:
+        return None
+    try:
+        return np.asarray(ids.argsort(), dtype=np.int64)
+    except TypeError:
+        return None
+
+
 def _covariate_gap(steps, index, whose: str) -> ValueError:
     """Future covariates that skip steps after the data's end: where, and the fix."""
     n = len(steps)
@@ -270,7 +281,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         weight initialisation and dropout borrow as the global ones under a lock, so
         threaded fits wait on each other only there). With an int or a ``RandomState``,
         torch's and NumPy's global RNG states are left untouched; ``None`` draws the seeds
-        from NumPy's global RNG (scikit-learn's convention), which advances it.
+        from NumPy's global RNG (scikit-learn's convention), which advances it. A panel's
+        windows are shuffled in the order of its sorted series ids, so the same panel with
+        its series in another order trains the same network (ids that do not sort, of mixed
+        types, keep the data's order).
     verbose : int, default=0
         ``1``: a progress bar over epochs with the losses, and a one-line summary.
 
@@ -520,8 +534,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ends = data.offsets[1:]
         y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
+        plan = WindowPlan(data.offsets, window, H, n_valid, lead, _series_order(data.ids))
         problem = _training.Problem(
-            y_scaled, x_scaled, WindowPlan(data.offsets, window, H, n_valid, lead), H, seasonal
+            y_scaled, x_scaled, plan, H, seasonal
         )
         attrs = {
             "window_": window,
