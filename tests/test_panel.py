@@ -1,5 +1,7 @@
 """Many series, one global model: panel layout, per-series indexes and scaling, PanelSplit."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -472,3 +474,19 @@ def test_the_order_of_a_panels_series_does_not_change_the_model():
         torch.testing.assert_close(p, q, rtol=0, atol=0)
     fa, fb = a.predict(12), b.predict(12).reindex(a.predict(12).index)
     np.testing.assert_allclose(fb.to_numpy(), fa.to_numpy(), rtol=1e-6)
+
+
+def test_a_short_series_shrinking_the_auto_window_of_every_series_warns():
+    """One new 4-row product among 72-month series cut window_ from 24 to 1 and dropped the
+    seasonal base for all of them, without a word (scores about 7x worse)."""
+    t = pd.date_range("2000-01", periods=72, freq="MS")
+    idx = pd.MultiIndex.from_product([list("abcd"), t], names=["id", "time"])
+    y = pd.Series(10 + 3 * np.sin(np.tile(np.arange(72), 4) * np.pi / 6), index=idx)
+    new = pd.Series(
+        [9.0, 11, 12, 10], index=pd.MultiIndex.from_product([["new"], t[-4:]], names=["id", "time"])
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert RNNForecaster(**TINY).fit(y).window_ == 24
+    with pytest.warns(UserWarning, match=r"window='auto' is 1 .*\['new'\].* window of 24 and the"):
+        RNNForecaster(**TINY).fit(pd.concat([y, new]))

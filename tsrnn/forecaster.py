@@ -150,6 +150,35 @@ def _is_int(h) -> bool:
     return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
 
 
+def _warn_short_series(data, usable, period: int, H: int, window: int, lead: int) -> None:
+    """Warn when a few short series (fewer than half) shrink a panel's ``window='auto'`` (or
+    lose it the seasonal base) for every series: one new product with four rows must not
+    silently cut the window of a hundred established ones."""
+    typical = int(np.median(usable))
+    w_typical = auto_window(period, typical, H)
+    seasonal = period > 1 and H <= period and lead == 0
+    if seasonal:
+        w = auto_window(period, typical - period, H)
+        seasonal = w >= _MIN_SEASONAL_WINDOW and typical >= period + w + H
+    if w_typical <= window and not seasonal:
+        return
+    need = 2 * w_typical + H - 1  # rows auto_window wants for the typical window
+    short = data.ids[usable < need]
+    if 2 * len(short) >= len(usable):  # not a few outliers: the panel's series are short
+        return
+    lost = " and the seasonal naive base" if seasonal else ""
+    names = [label(i) for i in short[:5]] + (["..."] if len(short) > 5 else [])
+    warnings.warn(
+        f"window='auto' is {window} for every series{lost and ' (without the seasonal base)'}: "
+        f"series {names} have as few as {int(usable.min())} rows for training, where the "
+        f"typical series would get a window of {w_typical}{lost}. Fit the short series in a "
+        "model of their own (or drop them), or set window= yourself (series too short for it "
+        "are then refused, by name).",
+        UserWarning,
+        stacklevel=5,
+    )
+
+
 def _series_order(ids):
     """A panel's series sorted by id (training then does not depend on the order of their
     blocks); None for one series, or ids that do not sort (mixed types): the data's order."""
@@ -505,6 +534,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
             if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
                 lead, seasonal, window = period, mask, w
+        if self.window == "auto" and data.n_series > 1:
+            _warn_short_series(data, lengths - n_valid, period, H, window, lead)
 
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
