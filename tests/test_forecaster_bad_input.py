@@ -449,3 +449,14 @@ def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):
         RNNForecaster(**TINY).fit(None, pd.Series(np.arange(50.0)))
+
+
+
+def test_update_rows_missing_a_business_day_are_not_told_a_calendar_of_their_own():
+    """The model's grid is 'B': rows put on a CustomBusinessDay are refused as another
+    frequency, so the hint is only for fitting a series."""
+    y = pd.Series(np.sin(np.arange(120) / 3), index=pd.bdate_range("2021-01-04", periods=120))
+    model = RNNForecaster(**TINY).fit(y[:100])
+    with pytest.raises(ValueError, match="'B'") as info:
+        model.update(y[100:115].drop(y.index[104]))
+    assert "CustomBusinessDay" not in str(info.value)

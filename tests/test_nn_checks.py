@@ -443,3 +443,20 @@ def test_cpu_autocast_takes_the_bfloat16_output_of_an_autocast_op(cell):
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, ours(z.float())[0], rtol=0, atol=0)
     torch.testing.assert_close(got, want.float(), rtol=2e-2, atol=2e-2)
+
+
+
+def test_cpu_autocast_keeps_a_namedtuple_state_and_refuses_float64_input():
+    """The state was rebuilt with its own type (a namedtuple's constructor takes fields, not
+    an iterable: TypeError), and a float64 input was cast to float32 silently, where torch.nn
+    refuses it under autocast as without."""
+    import collections
+
+    HC = collections.namedtuple("HC", "h c")
+    ours, _ = _pair("lstm", 3, 5, dtype=torch.float32)
+    x, hc = torch.randn(4, 2, 3), HC(torch.zeros(1, 2, 5), torch.zeros(1, 2, 5))
+    want = ours(x, hc)[0]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        torch.testing.assert_close(ours(x, hc)[0], want, rtol=0, atol=0)
+        with pytest.raises(TypeError, match="float64"):
+            ours(x.double())

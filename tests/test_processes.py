@@ -5,6 +5,7 @@ workers are made), with a timeout: a child killed by Numba's fork guard leaves a
 waiting forever, which must fail the test, not hang the suite.
 """
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -72,12 +73,16 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _run(tmp_path, method):
+def _run(tmp_path, method, env=None):
     script = tmp_path / "workers.py"
     script.write_text(SCRIPT)
     try:
         done = subprocess.run(
-            [sys.executable, str(script), method], capture_output=True, text=True, timeout=400
+            [sys.executable, str(script), method],
+            capture_output=True,
+            text=True,
+            timeout=400,
+            env=None if env is None else {**os.environ, **env},
         )
     except subprocess.TimeoutExpired as exc:  # the hang this guards against
         raise AssertionError(f"the {method} pool did not finish: {exc.stderr!r}") from None
@@ -97,3 +102,11 @@ def test_forked_workers_run_the_kernels_on_one_thread(tmp_path):
 
 def test_spawned_workers_match(tmp_path):
     _run(tmp_path, "spawn")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no fork")
+def test_forked_workers_under_numbas_workqueue_layer(tmp_path):
+    """Numba's workqueue layer is fork-safe, but torch's GNU OpenMP pool is not: the workers
+    waited forever at their first parallel torch op (the layer's input projection) unless
+    torch is set to one thread there whatever Numba's layer."""
+    _run(tmp_path, "fork", env={"NUMBA_THREADING_LAYER": "workqueue"})

@@ -366,7 +366,9 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
         raise ValueError(
             f"{what} has a DatetimeIndex without a regular frequency (pd.infer_freq found "
             "none: time steps are missing or uneven). Put it on a regular grid, e.g. "
-            + _regular_grid_fix(name, guess or "D", panel, guessed=guess is not None)
+            + _regular_grid_fix(
+                name, guess or "D", panel, guessed=guess is not None, calendar=True
+            )
         )
     return freq
 
@@ -381,13 +383,18 @@ def _monthly_on_one_day(index: pd.DatetimeIndex) -> bool:
     )
 
 
-def _regular_grid_fix(name: str, freq: str, panel: bool, guessed: bool) -> str:
-    """The message's suggested fix: put the series (each series of a panel) on ``freq``'s grid."""
+def _regular_grid_fix(
+    name: str, freq: str, panel: bool, guessed: bool, calendar: bool = False
+) -> str:
+    """The message's suggested fix: put the series (each series of a panel) on ``freq``'s grid.
+
+    ``calendar``: a series being fitted (not a panel, not rows for a fitted model's grid),
+    which may instead take its own business-day calendar."""
     which = "" if guessed else f" (with your data's frequency in place of {freq!r})"
     holidays = (
         " Business days with holidays missing can also be indexed by their own calendar: "
         f"{name}.asfreq(pd.offsets.CustomBusinessDay(holidays=[...]))."
-        if freq == "B"
+        if freq == "B" and calendar and not panel
         else ""
     )
     if panel:

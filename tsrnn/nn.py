@@ -37,9 +37,11 @@ kernels write through NumPy, which the tracer cannot see); the functional forms 
 reference loop there, which the trace records unrolled: a traced functional form takes only
 the traced sequence length. Under ``torch.autocast`` the layers run in their parameters'
 dtype, the input and state cast to it, on the kernels: their outputs are in that dtype, where
-torch.nn's are in the autocast dtype. Batched backward passes
-(``autograd.grad(..., is_grads_batched=True)``, ``jacobian(..., vectorize=True)``) are not
-supported by the kernels' backward: use ``torch.func`` or ``backend='torch'`` for them.
+torch.nn's are in the autocast dtype (a half-precision input or state, the output of an
+autocast op, is cast to the parameters' dtype; a float64 one is refused, as torch.nn does).
+Batched backward passes (``autograd.grad(..., is_grads_batched=True)``,
+``jacobian(..., vectorize=True)``) are not supported by the kernels' backward: use
+``torch.func`` or ``backend='torch'`` for them.
 Processes forked (``multiprocessing``'s ``fork`` start method, the default on Linux before
 Python 3.14) after a Numba kernel ran run the kernels and torch's operations on one thread:
 GNU OpenMP, Numba's and torch's thread pool here, cannot start threads in such a child, so
@@ -97,10 +99,15 @@ def _dual_level_active() -> bool:
     return torch.autograd.forward_ad._current_level >= 0
 
 
-def _autocast_active() -> bool:
-    """Whether ``torch.autocast`` is on for any device (the check torch.nn's layers make)."""
-    check = getattr(torch._C, "_is_any_autocast_enabled", None)
-    return bool(check()) if check is not None else torch.is_autocast_enabled()
+def _autocast_active(device_type: str) -> bool:
+    """Whether ``torch.autocast`` is on for ``device_type`` (a CUDA autocast does not cover a
+    CPU layer)."""
+    try:
+        return bool(torch.is_autocast_enabled(device_type))  # torch >= 2.4
+    except TypeError:
+        if device_type == "cpu":
+            return bool(torch.is_autocast_cpu_enabled())
+        return device_type == "cuda" and bool(torch.is_autocast_enabled())
 
 
 def _opaque_to_dynamo(fn):
@@ -820,23 +827,26 @@ class _KernelRNNMixin:
             )
 
     def _to_params_dtype(self, x, hx):
-        """Under ``torch.autocast``: the input and state in the parameters' dtype, so that the
-        layer runs on its kernels in that dtype (torch.nn's layers run in the autocast dtype;
-        a bfloat16 layer here would be the slow reference loop)."""
+        """Under ``torch.autocast`` on the layer's device: a half-precision input and state
+        (an autocast op's output) in the parameters' dtype, so that the layer runs on its
+        kernels in that dtype (torch.nn's layers run in the autocast dtype; a bfloat16 layer
+        here would be the slow reference loop). A float64 input stays refused, as torch.nn
+        refuses it."""
         w = self.weight_ih_l0
+        if w.dtype not in (torch.float32, torch.float64):
+            return x, hx
 
         def cast(t):
             if (
                 isinstance(t, torch.Tensor)
-                and t.is_floating_point()
+                and t.dtype in (torch.float16, torch.bfloat16)
                 and t.device == w.device
-                and t.dtype != w.dtype
             ):
                 return t.to(w.dtype)
             return t
 
         if isinstance(hx, tuple | list):
-            hx = type(hx)(cast(h) for h in hx)
+            hx = tuple(cast(h) for h in hx)
         return cast(x), cast(hx)
 
     def _state_shape(self, batch):
@@ -878,7 +888,7 @@ class _KernelRNNMixin:
             # write through NumPy, which the tracer cannot see, and a Python time loop would be
             # recorded unrolled at the traced length).
             return super().forward(x, hx)
-        if _autocast_active() and isinstance(x, torch.Tensor):
+        if isinstance(x, torch.Tensor) and _autocast_active(x.device.type):
             x, hx = self._to_params_dtype(x, hx)
         self._check_input(x)
         unbatched = x.dim() == 2

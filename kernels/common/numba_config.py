@@ -56,14 +56,15 @@ def num_threads(n: int | None):
     that an ``OMP_NUM_THREADS`` set without ``NUMBA_NUM_THREADS`` (as Dask does in its
     workers) is honoured when Numba was imported before tsrnn could pass it on.
     """
+    if _forked_child[0]:
+        n = 1  # a forked child: more would wait forever in GNU OpenMP (_after_fork_in_child)
     if n is None:
         n = _threads_from_environment()
     if n is None:
         yield
         return
     previous = numba.get_num_threads()
-    most = 1 if _forked_child[0] else numba.config.NUMBA_NUM_THREADS
-    numba.set_num_threads(max(1, min(int(n), most)))
+    numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
     try:
         yield
     finally:
@@ -90,12 +91,23 @@ def _after_fork_in_child() -> None:
     pool had started, the layer's ``launch_threads`` is called again with one thread (it
     records the child as the process that started the pool, which lifts the SIGTERM, and
     makes one thread the default of threads started later), this thread is set to one thread
-    (:func:`num_threads` keeps it there), and so is torch's pool. Other layers
-    (``tbb``; OpenMP runtimes other than GNU's) are fork-safe and are left alone.
+    (:func:`num_threads` keeps it there, also when asked for none). Other layers (``tbb``;
+    OpenMP runtimes other than GNU's) are fork-safe and are left alone. Whatever the layer,
+    torch's pool (GNU OpenMP in torch's wheels, with the same flaw) is set to one thread.
+    Raising Numba's thread count in such a child by hand (``numba.set_num_threads(2)``)
+    would wait forever: the guard that ended the child is lifted.
     """
     from numba.np.ufunc import parallel
 
-    if not parallel._is_initialized or numba.threading_layer() != "omp":
+    if not parallel._is_initialized:
+        return  # no kernel ran in the parent: the child starts its own pools
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        # torch's own GNU OpenMP pool has the same flaw (a child's first parallel op after
+        # the parent's waits forever), whatever Numba's layer: one thread, as torch's
+        # DataLoader sets in its workers.
+        torch.set_num_threads(1)
+    if numba.threading_layer() != "omp":
         return
     from numba.np.ufunc import omppool
 
@@ -104,11 +116,6 @@ def _after_fork_in_child() -> None:
     ctypes.CFUNCTYPE(None, ctypes.c_int)(omppool.launch_threads)(1)
     numba.set_num_threads(1)
     _forked_child[0] = True
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        # torch's own GNU OpenMP pool has the same flaw (a child's first parallel op after
-        # the parent's waits forever); one thread, as torch's DataLoader sets in its workers.
-        torch.set_num_threads(1)
 
 
 if hasattr(os, "register_at_fork"):
