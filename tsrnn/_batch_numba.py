@@ -77,8 +77,8 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
     """Inputs (W, B, I) and targets (W, B, H*C) of the training windows at ``starts`` (CPU).
 
     ``noise_sd`` (nf,) tensor or None: Gaussian noise of these standard deviations is added to
-    the first ``nf`` inputs, drawn as ``torch.randn((W, B, nf))`` from ``generator`` (None:
-    torch's global generator).
+    the first ``nf`` inputs, drawn in float32 as ``torch.randn((W, B, nf))`` from
+    ``generator`` (None: torch's global generator).
     """
     plan, H = problem.plan, problem.horizon
     W, L = plan.window, plan.lead
@@ -98,7 +98,10 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         noise = np.zeros((0, 0, 0), dtype=sd.dtype)
     else:
         sd = noise_sd.detach().numpy()
-        noise = torch.randn((W, B, len(sd)), dtype=dtype, generator=generator).numpy()
+        # drawn in float32 whatever the dtype, then widened exactly: a float64 fit sees the
+        # float32 fit's noise (torch.randn draws other numbers for each dtype)
+        noise = torch.randn((W, B, len(sd)), dtype=torch.float32, generator=generator)
+        noise = noise.to(dtype).numpy()
     _train_batch(
         problem.y,
         x,

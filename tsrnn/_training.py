@@ -274,8 +274,8 @@ def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None, 
     inputs (the target-derived ones, :func:`input_noise`). On the CPU in float32/float64 the
     batch is built in one Numba pass (:mod:`tsrnn._batch_numba`); elsewhere by
     :func:`make_batch_torch`, the reference that pass is tested against. Both draw the noise
-    as ``torch.randn((W, B, nf))`` from ``generator`` (None: torch's global one), so they
-    agree draw for draw.
+    in float32 as ``torch.randn((W, B, nf))`` from ``generator`` (None: torch's global one),
+    so they agree draw for draw.
     """
     if torch.device(device).type == "cpu" and dtype in (torch.float32, torch.float64):
         from tsrnn._batch_numba import train_batch  # imports Numba: not at start-up
@@ -302,9 +302,11 @@ def make_batch_torch(
     targets = _steps_ahead(y_rows[:, L:], H) - base
     if noise is not None:
         n = len(noise)
+        # float32 draws whatever the dtype (as _batch_numba.train_batch): dtype changes the
+        # precision of a fit, not its random numbers
         draws = torch.randn(
-            inputs[..., :n].shape, device=device, dtype=dtype, generator=generator
-        )
+            inputs[..., :n].shape, device=device, dtype=torch.float32, generator=generator
+        ).to(dtype)
         inputs[..., :n] += noise * draws
     return inputs, targets.transpose(0, 1)
 
