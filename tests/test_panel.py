@@ -490,3 +490,15 @@ def test_a_short_series_shrinking_the_auto_window_of_every_series_warns():
         assert RNNForecaster(**TINY).fit(y).window_ == 24
     with pytest.warns(UserWarning, match=r"window='auto' is 1 .*\['new'\].* window of 24 and the"):
         RNNForecaster(**TINY).fit(pd.concat([y, new]))
+
+
+def test_no_short_series_warning_where_no_series_is_short():
+    """A panel of equal-length series none of which passes the seasonality test: the warning
+    fired anyway, claiming a lost seasonal base and naming an empty list of series."""
+    rng = np.random.default_rng(0)
+    t = pd.date_range("2000-01-01", periods=120, freq="D")
+    idx = pd.MultiIndex.from_product([list("abc"), t], names=["id", "time"])
+    y = pd.Series(rng.normal(size=360).cumsum(), index=idx)  # random walks: not seasonal
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RNNForecaster(**TINY).fit(y)

@@ -150,23 +150,31 @@ def _is_int(h) -> bool:
     return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
 
 
-def _warn_short_series(data, usable, period: int, H: int, window: int, lead: int) -> None:
-    """Warn when a few short series (fewer than half) shrink a panel's ``window='auto'`` (or
-    lose it the seasonal base) for every series: one new product with four rows must not
-    silently cut the window of a hundred established ones."""
+def _warn_short_series(
+    data, usable, period: int, H: int, window: int, lead: int, seasonal_data: bool
+) -> None:
+    """Warn when a few short series (fewer than half) shrink a panel's ``window='auto'`` by a
+    quarter or more (or cost it the seasonal base) for every series: one new product with
+    four rows must not silently cut the window of a hundred established ones.
+    ``seasonal_data``: some series pass the seasonality test (the base is possible at all)."""
     typical = int(np.median(usable))
-    w_typical = auto_window(period, typical, H)
-    seasonal = period > 1 and H <= period and lead == 0
-    if seasonal:
-        w = auto_window(period, typical - period, H)
-        seasonal = w >= _MIN_SEASONAL_WINDOW and typical >= period + w + H
-    if w_typical <= window and not seasonal:
+    base_lost = False
+    if lead:  # the base kept: the seasonal windows compare
+        w_typical = auto_window(period, typical - period, H)
+        need = period + 2 * w_typical + H - 1
+    else:
+        w_typical = auto_window(period, typical, H)
+        need = 2 * w_typical + H - 1  # rows auto_window wants for the typical window
+        if seasonal_data:
+            w = auto_window(period, typical - period, H)
+            if w >= _MIN_SEASONAL_WINDOW and typical >= period + w + H:
+                base_lost, w_typical, need = True, w, period + 2 * w + H - 1
+    if not base_lost and 4 * window > 3 * w_typical:  # shrunk by under a quarter: no matter
         return
-    need = 2 * w_typical + H - 1  # rows auto_window wants for the typical window
     short = data.ids[usable < need]
-    if 2 * len(short) >= len(usable):  # not a few outliers: the panel's series are short
+    if len(short) == 0 or 2 * len(short) >= len(usable):  # none, or the panel's are short
         return
-    lost = " and the seasonal naive base" if seasonal else ""
+    lost = " and the seasonal naive base" if base_lost else ""
     names = [label(i) for i in short[:5]] + (["..."] if len(short) > 5 else [])
     warnings.warn(
         f"window='auto' is {window} for every series{lost and ' (without the seasonal base)'}: "
@@ -526,16 +534,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         else:
             window = int(self.window)
         self._check_lengths(data, window, H, n_valid)
-        lead, seasonal = 0, None
+        lead, seasonal, seasonal_data = 0, None, False
         if period > 1 and H <= period:
             # Seasonal series learn corrections to the seasonal naive forecast; each window
             # then needs a season of history before it (see _training).
             mask = seasonal_mask(data, period)
+            seasonal_data = bool(mask.any())
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
             if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
                 lead, seasonal, window = period, mask, w
         if self.window == "auto" and data.n_series > 1:
-            _warn_short_series(data, lengths - n_valid, period, H, window, lead)
+            _warn_short_series(data, lengths - n_valid, period, H, window, lead, seasonal_data)
 
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
