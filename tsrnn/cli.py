@@ -634,8 +634,9 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
     if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy()
         if not np.all(np.mod(values, 1) == 0):
+            first = values[np.flatnonzero(np.mod(values, 1) != 0)[0]].item()
             raise _InputError(
-                f"{where} holds numbers that are not whole ({values[0]!r}, ...); use dates or "
+                f"{where} holds numbers that are not whole ({first!r}, ...); use dates or "
                 "step numbers, choose another column with --time-col, or use --no-time-col"
             )
         if freq is not None:

@@ -31,13 +31,14 @@ kernels read the tensors' memory, which the transforms' wrapped tensors do not e
 check is one call per layer direction (``torch._C._are_functorch_transforms_active``, the one
 ``torch.autograd.Function`` makes); results are those of ``backend='torch'``, slower. So do
 they inside forward-mode AD's ``dual_level()`` (the kernels have no ``jvp``: a dual input's
-tangent was dropped). While ``torch.jit.trace`` records (also for ONNX export), the layers run
-torch.nn's own op, which the trace records as one node valid for any sequence length (the
-kernels write through NumPy, which the tracer cannot see); the functional forms run the
-reference loop there, which the trace records unrolled: a traced functional form takes only
-the traced sequence length. Under ``torch.autocast`` the layers run in their parameters'
-dtype, the input and state cast to it, on the kernels: their outputs are in that dtype, where
-torch.nn's are in the autocast dtype (a half-precision input or state, the output of an
+tangent was dropped). While ``torch.jit.trace`` records (also ``torch.onnx.export`` with
+``dynamo=False``), the layers run torch.nn's own op, which the trace records as one node valid
+for any sequence length (the kernels write through NumPy, which the tracer cannot see); the
+functional forms run the reference loop there, which the trace records unrolled at the
+traced length: a longer input is silently cut to it, a shorter one fails. Trace the layers.
+Under ``torch.autocast`` the layers run in their parameters' dtype, the input and state cast
+to it, on the kernels: their outputs are in that dtype, where torch.nn's are in the autocast
+dtype (a half-precision input or state, the output of an
 autocast op, is cast to the parameters' dtype; a float64 one is refused, as torch.nn does).
 Batched backward passes (``autograd.grad(..., is_grads_batched=True)``,
 ``jacobian(..., vectorize=True)``) are not supported by the kernels' backward: use
