@@ -187,6 +187,14 @@ def _warn_short_series(
     )
 
 
+def _indexed_like(arr: np.ndarray, covs: pd.DataFrame):
+    """A target array (1-D or 2-D) as a Series/DataFrame on its covariates' index (the
+    model's time steps and a panel's series come from ``X`` when ``y`` is an array)."""
+    if arr.ndim == 1:
+        return pd.Series(arr, index=covs.index)
+    return pd.DataFrame(arr, index=covs.index)
+
+
 def _series_order(ids):
     """A panel's series sorted by id (training then does not depend on the order of their
     blocks); None for one series, or ids that do not sort (mixed types): the data's order."""
@@ -633,12 +641,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ):
             arr = np.asarray(target) if not isinstance(target, str | bytes) else target
             if getattr(arr, "ndim", 0) in (1, 2) and len(arr) == len(covs):
-                wrapped = (
-                    pd.Series(arr, index=covs.index)
-                    if arr.ndim == 1
-                    else pd.DataFrame(arr, index=covs.index)
-                )
-                data = check_target(wrapped, "y")
+                data = check_target(_indexed_like(arr, covs), "y")
                 data.kind = "array"
                 data.extra["kind_from_covariates"] = True
                 return data
@@ -1313,11 +1316,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             # the target an array, its steps (and a panel's series) from X_new's index, as fit
             arr = np.asarray(target)
             if arr.ndim in (1, 2) and len(arr) == len(covs):
-                target = (
-                    pd.Series(arr, index=covs.index)
-                    if arr.ndim == 1
-                    else pd.DataFrame(arr, index=covs.index)
-                )
+                target = _indexed_like(arr, covs)
         if layout["ids"] is not None and not (
             isinstance(target, pd.Series | pd.DataFrame) and isinstance(target.index, pd.MultiIndex)
         ):

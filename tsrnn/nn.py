@@ -38,8 +38,8 @@ functional forms run the reference loop there, which the trace records unrolled 
 traced length: a longer input is silently cut to it, a shorter one fails. Trace the layers.
 Under ``torch.autocast`` the layers run in their parameters' dtype, the input and state cast
 to it, on the kernels: their outputs are in that dtype, where torch.nn's are in the autocast
-dtype (a half-precision input or state, the output of an
-autocast op, is cast to the parameters' dtype; a float64 one is refused, as torch.nn does).
+dtype (a half-precision input or state, the output of an autocast op, is cast to the
+parameters' dtype; a float64 one is refused, as torch.nn does).
 Batched backward passes (``autograd.grad(..., is_grads_batched=True)``,
 ``jacobian(..., vectorize=True)``) are not supported by the kernels' backward: use
 ``torch.func`` or ``backend='torch'`` for them.
@@ -100,15 +100,22 @@ def _dual_level_active() -> bool:
     return torch.autograd.forward_ad._current_level >= 0
 
 
-def _autocast_active(device_type: str) -> bool:
-    """Whether ``torch.autocast`` is on for ``device_type`` (a CUDA autocast does not cover a
-    CPU layer)."""
+def _autocast_check():
+    """``torch.autocast``'s per-device check, chosen once: ``is_autocast_enabled(device_type)``
+    from torch 2.4, the CPU and CUDA checks before it (a CUDA autocast does not cover a CPU
+    layer)."""
     try:
-        return bool(torch.is_autocast_enabled(device_type))  # torch >= 2.4
+        torch.is_autocast_enabled("cpu")
+        return torch.is_autocast_enabled
     except TypeError:
-        if device_type == "cpu":
-            return bool(torch.is_autocast_cpu_enabled())
-        return device_type == "cuda" and bool(torch.is_autocast_enabled())
+        return lambda device_type: (
+            torch.is_autocast_cpu_enabled()
+            if device_type == "cpu"
+            else device_type == "cuda" and torch.is_autocast_enabled()
+        )
+
+
+_autocast_active = _autocast_check()
 
 
 def _opaque_to_dynamo(fn):
