@@ -438,6 +438,76 @@ def test_forecast_with_covariates_from_future_file(tmp_path, capsys):
     assert list(forecast.columns) == ["sales"]
 
 
+def _stdin(monkeypatch, data):
+    """Standard input holding ``data`` (bytes), as a shell redirection gives it."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_dash_reads_the_data_from_stdin_and_writes_the_forecast_to_stdout(
+    series_csv, tmp_path, monkeypatch, capsys
+):
+    argv = ["--target", "sales", "-H", "3", *FAST]
+    code, from_file, _ = _run(["forecast", series_csv, *argv], capsys)
+    assert code == 0
+    monkeypatch.chdir(tmp_path)
+    _stdin(monkeypatch, series_csv.read_bytes())
+    code, from_stdin, err = _run(["forecast", "-", *argv, "-o", "-"], capsys)
+    assert code == 0
+    assert from_stdin == from_file  # same data, same seed: the same forecast, on stdout
+    assert not (tmp_path / "-").exists()  # '-o -' is stdout, not a file named '-'
+    assert "fitted on <stdin>" in err and "wrote" not in err
+
+
+def test_covariates_future_from_stdin(tmp_path, monkeypatch, capsys):
+    index = pd.date_range("2020-01-06", periods=24, freq="W-MON")
+    promo = (np.arange(27) % 4 == 0).astype(float)
+    history = pd.DataFrame(
+        {"week": index.strftime("%Y-%m-%d"), "sales": 10 + 5 * promo[:24], "promo": promo[:24]}
+    )
+    future_index = pd.date_range(index[-1], periods=4, freq="W-MON")[1:]
+    future = pd.DataFrame({"week": future_index.strftime("%Y-%m-%d"), "promo": promo[24:]})
+    history.to_csv(tmp_path / "h.csv", index=False)
+    _stdin(monkeypatch, future.to_csv(index=False).encode())
+    argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
+    code, out, _ = _run([*argv, "--future", "-", *FAST], capsys)
+    assert code == 0
+    forecast = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True)
+    assert list(forecast.index) == list(future_index)
+
+
+def test_a_named_pipe_is_read_as_a_file(series_csv, tmp_path, capsys):
+    """Process substitution (``<(zcat data.csv.gz)``) and /dev/stdin are pipes, not regular
+    files; they can be read once, and they were refused as "no such file"."""
+    import threading
+
+    fifo = tmp_path / "pipe.csv"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(series_csv.read_bytes()))
+    writer.start()
+    argv = ["--target", "sales", "-H", "3", *FAST]
+    code, from_pipe, _ = _run(["forecast", fifo, *argv], capsys)
+    writer.join(timeout=60)
+    assert code == 0
+    code, from_file, _ = _run(["forecast", series_csv, *argv], capsys)
+    assert from_pipe == from_file
+
+
+def test_stdin_for_both_data_and_future_is_refused(capsys):
+    err = _fails(["forecast", "-", "--covariates", "x", "--future", "-"], capsys)
+    assert "cannot both be read from standard input" in err
+
+
+def test_a_folder_is_not_a_csv_file(tmp_path, capsys):
+    err = _fails(["forecast", tmp_path, "-H", "3"], capsys)
+    assert "is a folder, not a CSV file" in err
+
+
+def test_errors_in_stdin_data_name_stdin(monkeypatch, capsys):
+    _stdin(monkeypatch, b"day,y\n2021-01-01,1\n,2\n2021-01-03,3\n")
+    err = _fails(["forecast", "-", "-H", "2"], capsys)
+    assert "time column 'day' of '<stdin>' is empty in row 2" in err
+
+
 def test_forecast_bundled_dataset(tmp_path, capsys):
     code, out, err = _run(
         ["forecast", "--dataset", "air_passengers", "-H", "4", *FAST],

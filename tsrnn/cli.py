@@ -159,7 +159,7 @@ def build_parser():
         "csv",
         nargs="?",
         metavar="CSV",
-        help="CSV file with a header row and one row per time step",
+        help="CSV file with a header row and one row per time step; - reads standard input",
     )
     data.add_argument(
         "--dataset",
@@ -219,7 +219,7 @@ def build_parser():
         "--future",
         metavar="CSV",
         help="CSV with the covariates' values for the forecast steps (same time column; one "
-        "row per step, so its length is the horizon)",
+        "row per step, so its length is the horizon); - reads standard input",
     )
 
     out = forecast.add_argument_group("forecast and output")
@@ -234,7 +234,7 @@ def build_parser():
         "-o",
         "--output",
         metavar="PATH",
-        help="write the forecast CSV to PATH instead of stdout",
+        help="write the forecast CSV to PATH instead of stdout (- is stdout)",
     )
     out.add_argument(
         "--plot",
@@ -454,6 +454,13 @@ def _forecast(args):
 def _check_option_combinations(args):
     if args.csv is not None and args.dataset is not None:
         raise _InputError("give either a CSV file or --dataset, not both")
+    if args.csv == "-" and args.future == "-":
+        raise _InputError(
+            "the data and --future cannot both be read from standard input (-): give one of "
+            "them as a file"
+        )
+    if args.output == "-":
+        args.output = None  # '-' is standard output, as in most command-line tools
     if args.csv is None and args.dataset is None and args.load_model is None:
         raise _InputError(
             "no data: give a CSV file, --dataset NAME (see --list-datasets) or --load-model PATH"
@@ -565,21 +572,45 @@ def _read_input(args):
             data.index = _apply_freq(data.index, args.freq, f"dataset {name!r}")
         return data, name
     frame = _read_csv(args.csv, args)
-    return frame, os.path.basename(args.csv)
+    return frame, _STDIN if args.csv == "-" else os.path.basename(args.csv)
+
+
+_STDIN = "<stdin>"  # how messages name the data read from '-'
+
+
+def _read_text(path):
+    """The text of ``path``, or of standard input for ``'-'``, read once: a pipe
+    (``<(...)``, ``/dev/stdin``) can be read only once, and the header is checked on the same
+    text that pandas parses. Files to forecast from are small next to the memory it takes."""
+    if path == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        if os.path.isdir(path):
+            raise _InputError(f"{path!r} is a folder, not a CSV file")
+        if not os.path.exists(path):
+            raise _InputError(f"no such file: {path!r}")
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise _InputError(f"cannot read {path!r}: {exc}") from None
+    return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
 
 
 def _read_csv(path, args):
+    import io
+
     import pandas as pd
 
-    if not os.path.isfile(path):
-        raise _InputError(f"no such file: {path!r}")
     try:
-        frame = pd.read_csv(path)
+        text = _read_text(path)
+        frame = pd.read_csv(io.StringIO(text))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise _InputError(f"could not read {path!r} as CSV: {exc}") from None
+        raise _InputError(f"could not read {_name(path)!r} as CSV: {exc}") from None
+    path = _name(path)
     if frame.shape[1] == 0 or len(frame) == 0:
         raise _InputError(f"{path!r} has no data rows")
-    _check_header(path, frame)
+    _check_header(path, frame, text)
     if args.no_time_col:
         frame.index = pd.RangeIndex(len(frame), name="step")  # the output CSV's first header
         return frame
@@ -599,14 +630,19 @@ def _read_csv(path, args):
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
 
-def _check_header(path, frame):
+def _name(path):
+    """``path`` as messages name it: standard input (``'-'``) as ``'<stdin>'``."""
+    return _STDIN if path == "-" else path
+
+
+def _check_header(path, frame, text):
     """The header as written: pandas renames a repeated name ('sales' again becomes 'sales.1'),
     and a file of one column whose name holds ';' or a tab was likely written with another
     separator."""
     import csv
+    import io
 
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
-        header = next(csv.reader(f), [])
+    header = next(csv.reader(io.StringIO(text, newline="")), [])
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise _InputError(
@@ -1289,7 +1325,7 @@ def _summary(model, source, y, forecast, fit_seconds, args):
             n_series = y.index.get_level_values(0).nunique()
             shape = f"{n_series} series, {shape.replace('steps', 'rows', 1)}"
         head = f"tsrnn: fitted on {source} ({shape}) in {fit_seconds:.2f} s, {epochs}"
-    where = f"; wrote {args.output}" if args.output else ""
+    where = f"; wrote {args.output}" if args.output is not None else ""
     plot = f"; plot {args.plot}" if args.plot else ""
     saved = f"; model saved to {args.save_model}" if args.save_model else ""
     return f"{head}; forecast {len(index)} steps{per_series}, {span}{where}{plot}{saved}"
