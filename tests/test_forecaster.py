@@ -521,9 +521,23 @@ def test_early_stopping_looks_for_the_best_after_the_warmup_steps(monkeypatch):
     assert model.best_epoch_ == model.n_epochs_ == 7
 
 
-def test_divergence_during_the_warmup_keeps_the_last_finite_epoch(monkeypatch):
+@pytest.mark.parametrize(
+    ("losses", "kept", "message"),
+    [
+        # the warm-up's best epoch (2), not the last finite one (3), nor the initial weights
+        ([0.5, 0.3, 0.4, float("nan"), 1.0], 2, r"diverged \(the weights of epoch 2 were kept\)"),
+        # epochs already far off before the loss overflowed: the initial weights
+        ([2.0, 1e20, float("nan"), 1.0], 0, r"diverged \(the initial weights were kept, as"),
+        # the first epoch diverged: the initial weights
+        ([float("nan"), 1.0], 0, r"initial weights were kept: it diverged in its first epoch"),
+    ],
+)
+def test_divergence_during_the_warmup_keeps_the_least_diverged_weights(
+    monkeypatch, losses, kept, message
+):
+    """The last scripted loss is the initial weights', validated once training diverged."""
     states = []
-    losses = iter([0.5, 0.4, float("nan")])
+    losses = iter(losses)
 
     def scripted(net, *args, **kwargs):
         states.append({k: v.clone() for k, v in net.state_dict().items()})
@@ -534,12 +548,35 @@ def test_divergence_during_the_warmup_keeps_the_last_finite_epoch(monkeypatch):
     model = RNNForecaster(**dict(TINY, max_epochs=10))
     from tsrnn.exceptions import ConvergenceWarning
 
-    with pytest.warns(ConvergenceWarning, match=r"diverged \(the weights of epoch 2 were kept\)"):
+    with pytest.warns(ConvergenceWarning, match=message):
         model.fit(seasonal(80, seed=3))  # a NaN validation loss is a divergence too
-    assert model.n_epochs_ == 3 and model.best_epoch_ == 2
+    assert next(losses, "all used") == "all used"
+    n_epochs = len(states) - 1
+    assert model.n_epochs_ == n_epochs and model.best_epoch_ == kept
     for k, v in model.module_.state_dict().items():
-        assert torch.equal(v, states[1][k]), k
-        assert not torch.equal(v, states[2][k]), k
+        assert torch.equal(v, states[kept - 1 if kept else -1][k]), k  # -1: the initial ones
+        assert not torch.equal(v, states[n_epochs - 1][k]), k
+
+
+def test_a_run_off_first_epoch_is_not_kept():
+    """SGD at a learning rate far too high: epoch 1 ends with a validation loss near 1e20, and
+    epoch 2 overflows. Epoch 1 was kept, and forecast values around 1e9 for a series around
+    10; the initial weights forecast close to the series' seasonal base."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    t = np.arange(400)
+    y = pd.Series(
+        10 + np.sin(2 * np.pi * t / 12) + 0.1 * np.random.default_rng(0).standard_normal(400),
+        index=pd.date_range("2000-01-01", periods=400, freq="D"),
+    )
+    model = RNNForecaster(
+        hidden_size=8, max_epochs=8, learning_rate=2.0, optimizer="sgd", clip_norm=None,
+        random_state=0,
+    )
+    with pytest.warns(ConvergenceWarning, match="initial weights were kept, as their"):
+        model.fit(y)
+    assert model.history_[0]["valid_loss"] > 1e10 and model.best_epoch_ == 0
+    assert np.abs(model.predict(12) - 10).max() < 5
 
 
 def test_without_early_stopping_every_epoch_runs():
@@ -1002,7 +1039,8 @@ def test_update_with_rows_numbered_from_zero_continues_the_series(index):
 def test_divergence_warns_and_keeps_finite_weights():
     """A non-finite validation loss ends training too, with the warning (a finite last training
     loss hid it: forecasts of 1e12 for a series around 10, silently); a first epoch that
-    diverges falls back on the initial weights (best_epoch_ 0), not NaN ones."""
+    diverges falls back on the initial weights (best_epoch_ 0), not NaN ones, and so does one
+    whose earlier epochs had run off (validation loss 4e10 against the initial weights' ~1)."""
     from tsrnn.exceptions import ConvergenceWarning
 
     t = np.arange(100)
@@ -1019,7 +1057,7 @@ def test_divergence_warns_and_keeps_finite_weights():
         assert np.isfinite(model.predict(3)).all()
         last = model.history_[-1]
         assert not all(np.isfinite([last["train_loss"], last["valid_loss"]]))
-        assert (model.best_epoch_ == 0) == first and model.best_epoch_ < model.n_epochs_
+        assert model.best_epoch_ == 0 and (model.n_epochs_ == 1) == first
 
 
 def test_torch_thread_count_of_one_is_restored_after_a_first_fit():

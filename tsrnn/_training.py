@@ -533,12 +533,13 @@ def fit_loop(net, problem, settings, rng, progress=None) -> FitResult:
     of the data: a network a few steps from its initialisation forecasts close to its base,
     which a small validation set can prefer by chance (air_passengers' 12 validation rows
     chose epoch 1, three steps in, and its forecasts 24 months ahead were the worst of any
-    epoch). Should training diverge or be interrupted during the warm-up, the last complete
-    epoch's weights are kept.
+    epoch). Should training be interrupted during the warm-up, the last complete epoch's
+    weights are kept; should it diverge, those of the warm-up epoch with the lowest validation
+    loss, or the initial weights (``best_epoch`` 0) where their validation loss is lower.
     Without it, all ``max_epochs`` run and the last weights are kept. A non-finite loss (the
     training loss, or with early stopping the validation loss) ends training (the caller
-    warns), with the last finite epoch's weights, or the initial ones (``best_epoch`` 0) if
-    the first epoch diverged. ``KeyboardInterrupt``
+    warns), with the best epoch's weights (without early stopping the last finite epoch's),
+    or the initial ones (``best_epoch`` 0) if the first epoch diverged. ``KeyboardInterrupt``
     also ends it: the best weights so far (without early stopping, the last complete
     epoch's, not those of the epoch it cut short) are kept and ``interrupted`` is set in the
     result (the caller warns); before any epoch has completed it propagates, so that the fit
@@ -559,7 +560,9 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     steps_per_epoch = -(-problem.plan.n_train // settings["batch_size"])
     history = []
     # the initial weights: what a first epoch that diverges falls back on (best_epoch 0)
-    best_loss, best_epoch, best_state, waited = math.inf, 0, _copy_state(net), 0
+    initial = _copy_state(net)
+    best_loss, best_epoch, best_state, waited = math.inf, 0, initial, 0
+    warm = None  # (validation loss, epoch, weights) of the warm-up's best epoch so far
     interrupted = False
     try:
         for epoch in range(1, settings["max_epochs"] + 1):
@@ -574,11 +577,15 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
             }
             history.append(record)
             if not math.isfinite(train_loss if valid_loss is None else valid_loss):
+                if early and math.isinf(best_loss):  # diverged within the warm-up
+                    best_epoch, best_state = _least_diverged(net, problem, settings, initial, warm)
                 break
             warming = epoch * steps_per_epoch < WARMUP_STEPS and epoch < settings["max_epochs"]
             if early and warming:
                 # not a candidate, but what a later divergence or interrupt falls back on
                 best_epoch, best_state = epoch, _copy_state(net)
+                if warm is None or valid_loss < warm[0]:
+                    warm = (valid_loss, epoch, best_state)
             elif early:
                 if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
@@ -600,6 +607,19 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
         net.load_state_dict(best_state)
     net.eval()
     return FitResult(history, best_epoch, interrupted)
+
+
+def _least_diverged(net, problem, settings, initial, warm):
+    """``(epoch, weights)`` to keep when training diverged before the warm-up ended: of the
+    initial weights (epoch 0) and the warm-up's best epoch (``warm``), those with the lower
+    validation loss. A warm-up epoch can have run far off before the loss overflowed (a
+    validation loss of 1e20 against the initial weights' 1), and its weights would then
+    forecast worse than the untrained network."""
+    net.load_state_dict(initial)
+    initial_loss = validate(net, problem, settings)
+    if warm is None or (math.isfinite(initial_loss) and initial_loss <= warm[0]):
+        return 0, initial
+    return warm[1], warm[2]
 
 
 def _copy_state(net) -> dict:

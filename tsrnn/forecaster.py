@@ -804,7 +804,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 + (
                     f"weights of epoch {result.best_epoch} were kept"
                     if result.best_epoch
-                    else "first epoch already: the initial weights were kept"
+                    else "initial weights were kept"
+                    + (
+                        ": it diverged in its first epoch"
+                        if len(history) == 1
+                        else ", as their validation loss was lower than any epoch's"
+                    )
                 )
                 + "). Lower learning_rate, keep gradient clipping on (clip_norm), or scale the "
                 "target.",
