@@ -412,6 +412,38 @@ def test_n_threads_restores_numba_threads():
     assert numba.get_num_threads() == before
 
 
+@pytest.mark.skipif(
+    __import__("os").cpu_count() < 2, reason="needs 2 cores to tell one thread from Numba's pool"
+)
+def test_n_threads_none_takes_torchs_thread_count(monkeypatch):
+    """n_threads=None: the kernels take torch's count, as torch.nn's layers would (a process
+    set to one thread by torch.set_num_threads ran its fits on all of Numba's threads)."""
+    import tsrnn.kernels.gru.numba_cpu as gru
+
+    seen = []
+    real = gru.train_head
+
+    def train_head(*args, **kwargs):
+        seen.append(numba.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gru, "train_head", train_head)
+    previous = torch.get_num_threads()
+    full = numba.get_num_threads()
+    if full < 2:
+        pytest.skip("Numba has one thread here (NUMBA_NUM_THREADS=1)")
+    try:
+        for torch_threads, n_threads, expected in ((1, None, 1), (2, None, 2), (1, 2, 2)):
+            torch.set_num_threads(torch_threads)
+            seen.clear()
+            RNNForecaster(**dict(TINY, n_threads=n_threads)).fit(seasonal(30))
+            assert seen and set(seen) == {expected}, (torch_threads, n_threads, seen)
+            assert torch.get_num_threads() == torch_threads  # restored
+    finally:
+        torch.set_num_threads(previous)
+    assert numba.get_num_threads() == full
+
+
 @pytest.mark.parametrize("n_threads", [None, 2], ids=["n_threads=None", "n_threads=2"])
 def test_torch_runs_serial_inside_fit_and_is_restored_after(n_threads):
     # the kernels get the cores: torch's ops in between run on one thread, then the process

@@ -422,6 +422,68 @@ def test_first_layer_call_keeps_torch_thread_count():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def _spy_threads(monkeypatch, module, names):
+    """Record ``numba.get_num_threads()`` at each call of the kernel functions ``names``."""
+    import numba
+
+    seen = []
+    for name in names:
+        real = getattr(module, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            seen.append((_name, numba.get_num_threads()))
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, spy)
+    return seen
+
+
+@pytest.mark.skipif(
+    __import__("os").cpu_count() < 2, reason="needs 2 cores to tell one thread from Numba's pool"
+)
+def test_torch_set_num_threads_bounds_the_kernels(monkeypatch):
+    """torch.set_num_threads bounds torch.nn's layers: it bounds these too, in forward and
+    backward (the kernels ran on all of Numba's threads whatever torch was told)."""
+    import numba
+
+    from tsrnn.kernels.common.numba_config import num_threads
+    from tsrnn.kernels.gru import numba_cpu as gru
+
+    layer, x = tnn.GRU(3, 8), torch.randn(6, 4, 3)
+    layer(x)  # Numba's pool started
+    full = numba.get_num_threads()
+    if full < 2:
+        pytest.skip("Numba has one thread here (NUMBA_NUM_THREADS=1)")
+    seen = _spy_threads(
+        monkeypatch, gru, ["forward_projected", "forward", "backward_with_weight_grads"]
+    )
+    previous = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        layer(x)[0].sum().backward()
+        with torch.no_grad():
+            layer(x)
+        assert seen == [
+            ("forward_projected", 1), ("backward_with_weight_grads", 1), ("forward_projected", 1)
+        ], seen
+        seen.clear()
+        with num_threads(2):  # an explicit count (a fit's n_threads) rules inside its block
+            layer(x)[0].sum().backward()
+        assert [n for _, n in seen] == [2, 2], seen
+        seen.clear()
+        torch.set_num_threads(2)
+        layer(x)[0].sum().backward()
+        assert [n for _, n in seen] == [2, 2], seen
+        seen.clear()
+        numba.set_num_threads(1)  # a lower Numba count is kept: the smaller of the two
+        layer(x)[0].sum().backward()
+        assert [n for _, n in seen] == [1, 1], seen
+    finally:
+        numba.set_num_threads(full)
+        torch.set_num_threads(previous)
+    assert numba.get_num_threads() == full
+
+
 @pytest.mark.parametrize("edited", [("bias_hh_l0", "bias_ih_l0"), ("weight_ih_l0",)])
 @pytest.mark.parametrize("kind", list(PAIRS))
 def test_parameters_edited_in_place_between_forward_and_backward(kind, edited):

@@ -865,9 +865,12 @@ def serial_torch():
     concurrent fits in threads restore the process setting exactly once, at the end.
     """
     global _torch_threads_users, _torch_threads_saved
+    from tsrnn.kernels.common import _threads
+
     with _TORCH_THREADS_LOCK:
         if _torch_threads_users == 0:
             _torch_threads_saved = torch.get_num_threads()
+            _threads.torch_threads_outside_fits[0] = _torch_threads_saved
         if torch.get_num_threads() != 1:  # also where a nested threadpoolctl limit raised it
             torch.set_num_threads(1)
         _torch_threads_users += 1
@@ -879,6 +882,8 @@ def serial_torch():
             # also where it was 1: starting Numba's OpenMP pool in the block can raise it
             if _torch_threads_users == 0 and torch.get_num_threads() != _torch_threads_saved:
                 torch.set_num_threads(_torch_threads_saved)
+            if _torch_threads_users == 0:
+                _threads.torch_threads_outside_fits[0] = None
 
 
 @functools.cache
@@ -893,7 +898,9 @@ def _threadpools():
 
 @contextlib.contextmanager
 def thread_limits(n_threads, device=None):
-    """Bound this thread's Numba kernels and BLAS/OpenMP pools to ``n_threads`` (None: as is).
+    """Bound this thread's Numba kernels and BLAS/OpenMP pools to ``n_threads``; ``None``
+    bounds the Numba kernels to torch's thread count (``torch.get_num_threads()``; see
+    :func:`~tsrnn.kernels.common.numba_config.default_threads`) and leaves the pools alone.
 
     Numba's setting is thread-local (``numba.set_num_threads``); BLAS and OpenMP pools are
     bounded with ``threadpoolctl``, whose OpenMP limit is the calling thread's. On a CPU
@@ -907,8 +914,12 @@ def thread_limits(n_threads, device=None):
         if n_threads is not None:
             stack.enter_context(_threadpools().limit(limits=int(n_threads)))
             stack.enter_context(num_threads(int(n_threads)))
-        else:  # OMP_NUM_THREADS without NUMBA_NUM_THREADS, where Numba came before tsrnn
-            stack.enter_context(num_threads(None))
+        else:
+            # torch's count (or OMP_NUM_THREADS, where Numba came before tsrnn), read before
+            # serial_torch sets torch's to one
+            from tsrnn.kernels.common.numba_config import default_threads
+
+            stack.enter_context(num_threads(default_threads()))
         if serial:
             stack.enter_context(serial_torch())
         yield

@@ -314,7 +314,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     n_threads : int or None, default=None
         CPU threads for this estimator's work: bounds the Numba kernels (thread-locally) and
         the BLAS/OpenMP pools (through ``threadpoolctl``) during ``fit``, ``predict`` and
-        ``update``. ``None`` leaves the process settings alone. Either way, on a CPU torch's
+        ``update``. ``None``: the kernels take torch's thread count (``torch.get_num_threads()``,
+        as torch.nn's layers would; at most Numba's), and the pools are left alone. Either way,
+        on a CPU torch's
         own ops run on one thread during ``fit`` and ``predict`` (restored after): the
         recurrent kernels use the cores, and two thread pools spinning on the same cores
         would slow each other down. In a process forked after the kernels ran (a

@@ -68,6 +68,7 @@ Dimension legend: T time steps, B batch, I input size, H hidden size, G gates, D
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
 
@@ -308,6 +309,31 @@ def _first_order(backward):
     return inner
 
 
+def _numba_threads():
+    """The block a Numba kernel call runs in: at most torch's thread count
+    (:func:`~tsrnn.kernels.common.numba_config.torch_bounded`), so that
+    ``torch.set_num_threads`` bounds these layers as it bounds torch.nn's."""
+    from tsrnn.kernels.common.numba_config import torch_bounded
+
+    return torch_bounded()
+
+
+def _on_numba(kernel) -> bool:
+    return kernel.__name__.endswith(".numba_cpu")
+
+
+def _bounded(method):
+    """A Function's forward or backward, run in :func:`_numba_threads` (backward runs
+    later, maybe in another thread, so it bounds its own calls)."""
+
+    @functools.wraps(method)
+    def inner(ctx, *args):
+        with _numba_threads():
+            return method(ctx, *args)
+
+    return inner
+
+
 def _contiguous(grad_out, grad_hn, grad_cn):
     """The incoming gradients as the kernels take them (C-contiguous; ``grad_cn`` may be None)."""
     cn = None if grad_cn is None else grad_cn.contiguous()
@@ -351,9 +377,10 @@ class _Recurrence(torch.autograd.Function):
     @_first_order
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
         gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
-        d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
-            ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
-        )
+        with _numba_threads() if _on_numba(ctx.kernel) else contextlib.nullcontext():
+            d_gx, d_gh, d_h0, d_c0 = _kernel_backward(
+                ctx, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved
+            )
         # dW_hh = Σ_t d_gh_t^T h_{t-1}: one matmul over all steps and batch rows.
         H = h0.shape[-1]
         h_prev = torch.cat([h0.unsqueeze(0), out[:-1]], dim=0).reshape(-1, H)
@@ -411,12 +438,13 @@ def _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity):
     needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (gx, w_hh, b_hh, h0, c0)
     )
-    if name == "torch" or not needs_grad:
-        # The reference is differentiable by autograd as it stands; without gradients the
-        # kernel need not keep activations for a backward.
-        out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=needs_grad, **options)
-        return out, hn, cn
-    res = _Recurrence.apply(gx, w_hh, b_hh, h0, c0, kernel, options)
+    with _numba_threads() if name == "numba" else contextlib.nullcontext():
+        if name == "torch" or not needs_grad:
+            # The reference is differentiable by autograd as it stands; without gradients the
+            # kernel need not keep activations for a backward.
+            out, hn, cn, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=needs_grad, **options)
+            return out, hn, cn
+        res = _Recurrence.apply(gx, w_hh, b_hh, h0, c0, kernel, options)
     if c0 is None:
         return res[0], res[1], None
     return res
@@ -464,6 +492,7 @@ class _NumbaLayer(torch.autograd.Function):
 
     @staticmethod
     @_first_order
+    @_bounded
     def backward(ctx, grad_out, grad_hn, grad_cn=None):
         x, w_ih, gx, w_hh, b_hh, h0, c0, out, *saved = ctx.saved_tensors
         need = ctx.needs_input_grad
@@ -516,6 +545,7 @@ class _NumbaLayerHeadLoss(torch.autograd.Function):
     through the same graph runs."""
 
     @staticmethod
+    @_bounded
     def forward(ctx, x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, target, scale, kernel):
         from tsrnn.kernels.common.numba_head import sum_squares
 
@@ -540,6 +570,7 @@ class _NumbaLayerHeadLoss(torch.autograd.Function):
 
     @staticmethod
     @_first_order
+    @_bounded
     def backward(ctx, grad_loss, grad_hn):
         need = ctx.needs_input_grad
         grads, ctx.grads = ctx.grads, None  # kept for one backward only
@@ -636,7 +667,7 @@ def layer_head_sq_loss_grads(rnn, x, state, weight, bias, target, scale, *, accu
     kernel, w_ih, b_ih, w_hh, b_hh, h0, target = args
     params = (w_ih, b_ih, w_hh, b_hh, weight, bias)
     into = _grads_in_place(params, b_hh) if accumulate else None
-    with torch.no_grad():
+    with torch.no_grad(), _numba_threads():
         hn, resid, _, _, *grads = kernel.train_head(
             x,
             w_ih,
@@ -774,12 +805,13 @@ def _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinear
     needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)
     )
-    if not needs_grad:
-        out, hn, cn, _, _ = _numba_forward(
-            kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, False, False, options
-        )
-        return out, hn, cn
-    res = _NumbaLayer.apply(x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options)
+    with _numba_threads():
+        if not needs_grad:
+            out, hn, cn, _, _ = _numba_forward(
+                kernel, x, w_ih, b_ih, w_hh, b_hh, h0, c0, False, False, options
+            )
+            return out, hn, cn
+        res = _NumbaLayer.apply(x, w_ih, b_ih, w_hh, b_hh, h0, c0, kernel, options)
     if c0 is None:
         return res[0], res[1], None
     return res

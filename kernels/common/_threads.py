@@ -22,6 +22,22 @@ def threads_from_environment() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
+# torch's intra-op thread count before tsrnn's fits set it to one (tsrnn._training.serial_torch),
+# while one runs; None otherwise
+torch_threads_outside_fits: list[int | None] = [None]
+
+
+def torch_threads() -> int:
+    """The thread count the user gave torch (``torch.set_num_threads``, or its default): while
+    a fit runs torch's own ops on one thread, the count it will restore."""
+    saved = torch_threads_outside_fits[0]
+    if saved is not None:
+        return saved
+    import torch
+
+    return torch.get_num_threads()
+
+
 if "numba" not in sys.modules and threads_from_environment() is not None:
     # Numba reads its thread count once, at import: pass the request on before that.
     os.environ["NUMBA_NUM_THREADS"] = str(threads_from_environment())

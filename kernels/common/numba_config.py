@@ -26,10 +26,12 @@ import contextlib
 import ctypes
 import os
 import sys
+import threading
 
 import numba
 
 from tsrnn.kernels.common._threads import threads_from_environment as _threads_from_environment
+from tsrnn.kernels.common._threads import torch_threads
 
 FASTMATH = {"contract", "reassoc", "nsz", "arcp", "afn"}
 
@@ -65,10 +67,44 @@ def num_threads(n: int | None):
         return
     previous = numba.get_num_threads()
     numba.set_num_threads(max(1, min(int(n), numba.config.NUMBA_NUM_THREADS)))
+    depth = getattr(_explicit, "depth", 0)
+    _explicit.depth = depth + 1
     try:
         yield
     finally:
+        _explicit.depth = depth
         numba.set_num_threads(previous)
+
+
+_explicit = threading.local()  # depth of num_threads blocks with a count, in this thread
+_NO_BOUND = contextlib.nullcontext()
+
+
+def torch_bounded():
+    """A block whose Numba kernels run on at most as many threads as torch's own ops would
+    (``torch.get_num_threads()``, the count before a fit set torch's to one while one runs;
+    :func:`~tsrnn.kernels.common._threads.torch_threads`): what ``tsrnn.nn``'s layers run in,
+    so that ``torch.set_num_threads`` bounds them as it bounds ``torch.nn``'s. Inside a
+    :func:`num_threads` block with a count (a fit's ``n_threads``) that count rules instead, and
+    a Numba count set lower (``numba.set_num_threads``) is kept: the smaller of the two."""
+    if getattr(_explicit, "depth", 0):
+        return _NO_BOUND
+    start_pool()  # Numba's getter would start it, changing torch's count
+    n = torch_threads()
+    if numba.get_num_threads() <= n:
+        return _NO_BOUND
+    return num_threads(n)
+
+
+def default_threads() -> int:
+    """The thread count of a fit told none (``n_threads=None``): ``OMP_NUM_THREADS`` where
+    Numba was imported before tsrnn could pass it on, else the smaller of torch's count
+    (:func:`~tsrnn.kernels.common._threads.torch_threads`) and this thread's Numba count."""
+    n = _threads_from_environment()
+    if n is not None:
+        return n
+    start_pool()  # Numba's getter would start it, changing torch's count
+    return min(torch_threads(), numba.get_num_threads())
 
 
 def cache_dir() -> str | None:
