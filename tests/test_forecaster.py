@@ -590,6 +590,24 @@ def test_divergence_during_the_warmup_keeps_the_least_diverged_weights(
         assert not torch.equal(v, states[n_epochs - 1][k]), k
 
 
+def test_a_run_off_without_overflow_warns():
+    """SGD at too high a learning rate, four epochs, all finite: the training loss rose from
+    2.4 to 6.5e21, the last epoch was kept (training shorter than the warm-up) and forecast
+    1e13 for a series around 10, without a word."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    t = np.arange(100)
+    noise = 0.3 * np.random.default_rng(0).standard_normal(100)
+    y = pd.Series(10 + 3 * np.sin(t * 2 * np.pi / 7) + noise,
+                  index=pd.date_range("2000-01-01", periods=100, freq="D"))
+    params = dict(max_epochs=4, optimizer="sgd", clip_norm=None, random_state=0, hidden_size=6)
+    with pytest.warns(ConvergenceWarning, match=r"training loss rose from 2.44 in epoch 1 to"):
+        RNNForecaster(learning_rate=5.0, **params).fit(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fit that learns: no warning
+        RNNForecaster(learning_rate=0.01, **params).fit(y)
+
+
 def test_a_run_off_first_epoch_is_not_kept():
     """SGD at a learning rate far too high: epoch 1 ends with a validation loss near 1e20, and
     epoch 2 overflows. Epoch 1 was kept, and forecast values around 1e9 for a series around

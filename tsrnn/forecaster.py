@@ -223,6 +223,18 @@ def _covariate_gap(steps, index, whose: str) -> ValueError:
     )
 
 
+RUN_OFF = 10.0  # a kept epoch's training loss this many times the first epoch's: ran off
+
+
+def _ran_off(history, best_epoch) -> bool:
+    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the first epoch's or
+    more. The first epoch's loss is the highest of a fit that learns (it starts from untrained
+    weights), so a loss ten times it is a divergence that has not overflowed (SGD at too high a
+    learning rate: 2.4 in epoch 1, 6.5e21 in epoch 4, with forecasts to match)."""
+    first, kept = history[0]["train_loss"], history[best_epoch - 1]["train_loss"]
+    return bool(np.isfinite(first) and kept >= RUN_OFF * first and kept > 0)
+
+
 class RNNForecaster(RegressorMixin, BaseEstimator):
     """Forecast time series with a recurrent network (RNN, GRU or LSTM), scikit-learn style.
 
@@ -815,6 +827,18 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 )
                 + "). Lower learning_rate, keep gradient clipping on (clip_norm), or scale the "
                 "target.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif result.best_epoch and _ran_off(history, result.best_epoch):
+            from tsrnn.exceptions import ConvergenceWarning
+
+            first, kept = history[0]["train_loss"], history[result.best_epoch - 1]["train_loss"]
+            warnings.warn(
+                f"The training loss rose from {first:.3g} in epoch 1 to {kept:.3g} in epoch "
+                f"{result.best_epoch}, whose weights were kept: training ran off without "
+                "overflowing. Lower learning_rate, keep gradient clipping on (clip_norm), or "
+                "scale the target.",
                 ConvergenceWarning,
                 stacklevel=4,
             )
