@@ -290,6 +290,21 @@ def test_bad_state_raises_as_the_layer_does():
         tnn.layer_head_sq_loss(rnn, x, torch.zeros(1, 2, 4), w, b, y, scale)
 
 
+@pytest.mark.parametrize("fn", ["layer_head_sq_loss", "layer_head_sq_loss_grads"])
+@pytest.mark.parametrize("bad", ["weight_width", "bias_length"])
+def test_bad_head_shapes_are_refused_before_the_kernel(fn, bad):
+    """The kernel indexes the head without bounds checks: a weight 50 wide on 5 states ended
+    the process (free(): invalid pointer), a bias of 7 for 2 outputs was taken silently."""
+    rnn = tnn.GRU(3, 5)
+    x, h0, w, b, y, scale = _args(rnn, O=2)
+    if bad == "weight_width":
+        w = torch.randn(2, 50)
+    else:
+        b = torch.randn(7)
+    with pytest.raises(ValueError, match="the head's weight" if bad == "weight_width" else "bias"):
+        getattr(tnn, fn)(rnn, x, h0, w, b, y, scale)
+
+
 def _counting(real, calls):
     """``real`` (the fused op), recording for each call whether it applied."""
 

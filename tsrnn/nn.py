@@ -101,13 +101,22 @@ def _dual_level_active() -> bool:
     return torch.autograd.forward_ad._current_level >= 0
 
 
+def _autocast_enabled(device_type) -> bool:
+    """``torch.is_autocast_enabled(device_type)``, False for device types autocast does not
+    know (meta tensors, for which it raises): none of them is under an autocast."""
+    try:
+        return torch.is_autocast_enabled(device_type)
+    except RuntimeError:
+        return False
+
+
 def _autocast_check():
     """``torch.autocast``'s per-device check, chosen once: ``is_autocast_enabled(device_type)``
     from torch 2.4, the CPU and CUDA checks before it (a CUDA autocast does not cover a CPU
     layer)."""
     try:
         torch.is_autocast_enabled("cpu")
-        return torch.is_autocast_enabled
+        return _autocast_enabled
     except TypeError:
         return lambda device_type: (
             torch.is_autocast_cpu_enabled()
@@ -735,6 +744,19 @@ def _fused_args(rnn, x, state, weight, bias, target):
         and _resolve(rnn.backend, x) == "numba"
     ):
         return None
+    # the kernel indexes the head without bounds checks (a head 50 wide on 5 states wrote
+    # past its arrays): its shapes are checked first, as torch's F.linear would
+    H, O = rnn.hidden_size, weight.shape[0]
+    if weight.dim() != 2 or weight.shape[1] != H:
+        raise ValueError(
+            f"the head's weight must be (outputs, hidden_size) = ({O}, {H}) for this layer, "
+            f"got {tuple(weight.shape)}"
+        )
+    if bias.shape != (O,):
+        raise ValueError(
+            f"the head's bias must be (outputs,) = ({O},), one per row of its weight, got "
+            f"{tuple(bias.shape)}"
+        )
     rnn._check_input(x)
     B = x.shape[1]
     if state is None:

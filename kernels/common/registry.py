@@ -47,8 +47,12 @@ def triton_interpreted() -> bool:
 def _numba_jit_disabled() -> bool:
     """``NUMBA_DISABLE_JIT=1``: Numba runs functions as plain Python, which the kernels'
     SIMD intrinsics cannot do."""
-    numba = sys.modules.get("numba")
-    if numba is not None:
+    if "numba" in sys.modules:
+        # the import statement, not sys.modules' entry: while another thread is still
+        # importing Numba (a layer's first calls in several threads at once), the entry is
+        # there but not yet complete, and the import waits for it
+        import numba
+
         return bool(numba.config.DISABLE_JIT)
     return os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
 
