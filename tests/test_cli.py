@@ -617,7 +617,7 @@ def test_messages_speak_the_commands_options(tmp_path, capsys):
     path = tmp_path / "data.csv"
     frame.to_csv(path, index=False)
     # the estimator's fixes as options, not Python keywords
-    err = _fails(["forecast", path, "--target", "sales", "-H", "2", "--window", "200"], capsys)
+    err = _fails(["forecast", path, "--target", "sales", "-H", "2", "--window", "90"], capsys)
     assert "--window auto" in err and "--no-early-stopping" in err
     assert "window='auto'" not in err and "early_stopping=False" not in err
     # an infinite value named with its stamp, as a missing one is

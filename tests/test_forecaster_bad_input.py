@@ -196,11 +196,42 @@ def test_window_too_long_names_the_fix(no_training):
 
 
 def test_too_short_message_offers_only_fixes_that_apply(no_training):
-    # window='auto' gives 1 here: "a smaller window" cannot help
-    with pytest.raises(ValueError, match=r"gives 1 .* Use a longer series, a smaller horizon or "
+    # window='auto' gives its smallest, 2, here: "a smaller window" cannot help
+    with pytest.raises(ValueError, match=r"gives 2 .* Use a longer series, a smaller horizon or "
                        r"early_stopping=False\.$") as info:
         RNNForecaster(strategy="direct", horizon=12, **TINY).fit(Y.iloc[:20])
     assert "smaller window" not in str(info.value)
+
+
+def test_too_short_message_offers_no_fix_that_fails_too(no_training):
+    """A one-row series was told to use early_stopping=False, with which it still fails."""
+    with pytest.raises(ValueError, match=r"i\.e\. 4\. Use a longer series\.$"):
+        RNNForecaster(**TINY).fit(np.arange(1.0))
+    with pytest.raises(ValueError, match=r"need at least 3\. Use a longer series\.$"):
+        RNNForecaster(**dict(TINY, early_stopping=False)).fit(np.arange(1.0))
+    # in a panel, the short series can be left out
+    idx = pd.MultiIndex.from_tuples(
+        [("a", t) for t in range(40)] + [("b", 0)], names=["id", "t"]
+    )
+    panel = pd.Series(np.arange(41.0), index=idx)
+    fix = r"Use a longer series or a panel without series 'b' \(forecast it apart\)\.$"
+    with pytest.raises(ValueError, match=fix):
+        RNNForecaster(**TINY).fit(panel)
+
+
+def test_window_one_needs_covariates(no_training):
+    """A window of one value, centred on its own mean, reads as 0: the network got nothing of
+    the target, and forecast the last value plus a constant step."""
+    with pytest.raises(ValueError, match=r"window=1 leaves the network nothing of the target"):
+        RNNForecaster(window=1, **TINY).fit(Y)
+
+
+def test_window_one_with_covariates_and_auto_window_at_least_two():
+    X = pd.DataFrame({"x": np.sin(np.arange(len(Y)))}, index=Y.index)
+    model = RNNForecaster(window=1, **TINY).fit(X, Y)
+    assert model.window_ == 1
+    # 'auto' never gives 1: a 3-row series gets 2 (it got 1)
+    assert RNNForecaster(**dict(TINY, early_stopping=False)).fit(np.arange(3.0)).window_ == 2
 
 
 def test_complex_target_is_refused_not_cut_to_its_real_part(no_training):

@@ -205,8 +205,12 @@ def test_panel_messages_name_the_fix_that_fits_a_panel():
     short = pd.Series(
         np.arange(13.0), index=pd.MultiIndex.from_arrays([[7] * 12 + [9], range(13)])
     )
-    with pytest.raises(ValueError, match=r"Series 9 of y is too short.*Use a longer series\.$"):
-        # window 1, step 1 and early stopping off: nothing else to offer
+    with pytest.raises(
+        ValueError,
+        match=r"Series 9 of y is too short.*Use a longer series or a panel without series 9 "
+        r"\(forecast it apart\)\.$",
+    ):
+        # window 2 (the smallest), step 1 and early stopping off: nothing else to offer
         RNNForecaster(**TINY, early_stopping=False).fit(short)
 
 
@@ -488,7 +492,7 @@ def test_a_short_series_shrinking_the_auto_window_of_every_series_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert RNNForecaster(**TINY).fit(y).window_ == 24
-    with pytest.warns(UserWarning, match=r"window='auto' is 1 .*\['new'\].* window of 24 and the"):
+    with pytest.warns(UserWarning, match=r"window='auto' is 2 .*\['new'\].* window of 24 and the"):
         RNNForecaster(**TINY).fit(pd.concat([y, new]))
 
 

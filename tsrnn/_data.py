@@ -1003,7 +1003,8 @@ def auto_window(period: int, usable: int, horizon: int) -> int:
     target = max(2 * period, 12) if period > 1 else 12
     target = min(target, MAX_AUTO_WINDOW)
     fit = (usable - horizon + 1) // 2
-    return int(max(1, min(target, fit)))
+    # at least 2: a window of one value, centred on its own mean, reads as 0 (no target)
+    return int(max(2, min(target, fit)))
 
 
 # --------------------------------------------------------------------------------------------

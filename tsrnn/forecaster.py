@@ -279,7 +279,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         Length of the training subsequences, and the context read when forecasting.
         ``'auto'``: two seasonal periods of the data's frequency (12 for monthly data, 4
         quarterly, 7 daily, 24 hourly; at least 12, at most 64), shortened so that the
-        shortest series still yields as many training windows as half the window length.
+        shortest series still yields as many training windows as half the window length,
+        and never below 2. Each window is centred on its own mean, so a window of one value
+        reads as 0: ``window=1`` is refused without covariates (the network would see
+        nothing of the target), and serves models whose covariates carry the information.
     horizon : int, default=1
         Steps the network emits at once with ``strategy='direct'``; only used there.
     strategy : {'recursive', 'direct'}, default='recursive'
@@ -555,7 +558,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             window = auto_window(period, usable, H)
         else:
             window = int(self.window)
-        self._check_lengths(data, window, H, n_valid)
+        if window == 1 and not covariates:
+            raise ValueError(
+                "window=1 leaves the network nothing of the target to read: each window is "
+                "centred on its own mean, so a window of one value always reads as 0, and the "
+                "forecasts would be the last value plus a learned constant step. Use window=2 "
+                "or more (window='auto' chooses one from the data); window=1 serves models "
+                "with covariates, which then carry the information."
+            )
+        self._check_lengths(data, window, H, n_valid, bool(covariates))
         lead, seasonal, seasonal_data = 0, None, False
         if period > 1 and H <= period:
             # Seasonal series learn corrections to the seasonal naive forecast; each window
@@ -695,7 +706,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         return x, names
 
-    def _check_lengths(self, data: SeriesData, window, H, n_valid):
+    def _check_lengths(self, data: SeriesData, window, H, n_valid, covariates):
         need = window + H + n_valid
         short = np.flatnonzero(data.lengths < need)
         if not len(short):
@@ -709,23 +720,28 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else ""
         )
         wname = "window='auto' gives " if self.window == "auto" else "window="
+        v = int(n_valid[k])
+        # each fix offered only where it alone would make the series long enough
+        smallest = 1 if covariates else 2  # window=1 needs covariates
         fixes = ["a longer series"]
-        if window > 1:
+        if data.ids is not None:
+            fixes.append(f"a panel without series {label(data.ids[k])!r} (forecast it apart)")
+        if window > smallest and n >= smallest + H + v:
             fixes.append("a smaller window (window='auto' adapts to short series)")
-        fixes.append("a smaller horizon" if H > 1 else None)
+        fixes.append("a smaller horizon" if H > 1 and n >= window + 1 + v else None)
         # the validation part grows with the series: past the horizon it is the fraction's
         fixes.append(
             f"a smaller validation_fraction (now {self.validation_fraction})"
-            if valid and n_valid[k] > H
+            if valid and v > H and n >= window + 2 * H
             else None
         )
-        fixes.append("early_stopping=False" if valid else None)
+        fixes.append("early_stopping=False" if valid and n >= window + H else None)
         fixes = [f for f in fixes if f is not None]
         fix = ", ".join(fixes[:-1]) + (" or " if len(fixes) > 1 else "") + fixes[-1]
         raise ValueError(
             f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
             f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
-            f"least {window + H}{valid}, i.e. {int(need[k])}. Use {fix}."
+            f"least {window + H}{valid}{f', i.e. {int(need[k])}' if valid else ''}. Use {fix}."
         )
 
     def _train(self, prep) -> dict:
