@@ -233,6 +233,28 @@ def test_covariates_cross_val_score_matches_manual_folds():
     assert scores[1] == pytest.approx(model.score(X.iloc[test], y.iloc[test]))
 
 
+def test_covariates_numbered_by_row_beside_a_dated_target_in_cross_validation():
+    """X built without an index (pd.DataFrame({...}): rows 0, 1, ...) beside a dated y is paired
+    row by row; a fold's X.iloc[60:] is numbered from 60, and every fold was refused (NaN
+    scores, and a GridSearchCV choosing among NaNs)."""
+    y = monthly()
+    X = pd.DataFrame({"trend": np.arange(72.0)})
+    dated = X.set_axis(y.index)
+    cv = TimeSeriesSplit(n_splits=2, test_size=6, max_train_size=50)
+    scores = cross_val_score(RNNForecaster(**TINY), X, y, cv=cv, error_score="raise")
+    assert np.isfinite(scores).all()
+    np.testing.assert_array_equal(scores, cross_val_score(RNNForecaster(**TINY), dated, y, cv=cv))
+    # predict and update take rows numbered on from fit's, and refuse a jump
+    model = RNNForecaster(**TINY).fit(X.iloc[10:60], y.iloc[10:60])
+    pd.testing.assert_series_equal(model.predict(X.iloc[60:64]), model.predict(dated.iloc[60:64]))
+    with pytest.raises(ValueError, match=r"numbered from 62, .* up to 59: .* from 60"):
+        model.predict(X.iloc[62:66])
+    with pytest.raises(ValueError, match=r"X_new's rows are numbered from 61"):
+        model.update(X.iloc[61:63], y.iloc[60:62])
+    model.update(X.iloc[60:63], y.iloc[60:63])
+    pd.testing.assert_series_equal(model.predict(X.iloc[63:66]), model.predict(dated.iloc[63:66]))
+
+
 def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():
     """A Pipeline's scaler hands the forecaster arrays: scored against a pandas y, the rows are
     y's steps. They were taken as continuing the training data, and a fold after a gap was

@@ -553,11 +553,22 @@ def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
 
 
 def paired_by_position(covs_index, target_index) -> bool:
-    """Covariates without an index (a default RangeIndex, which cannot be time stamps) beside
-    a target indexed by dates or periods: their rows are the target's steps, in order."""
-    return isinstance(target_index, pd.DatetimeIndex | pd.PeriodIndex) and is_positionless(
+    """Covariates numbered by row (a default RangeIndex, or a slice of one such as a
+    cross-validation fold's ``X.iloc[100:]``: consecutive whole numbers, which cannot be time
+    stamps) beside a target indexed by dates or periods: their rows are the target's steps,
+    in order."""
+    return isinstance(target_index, pd.DatetimeIndex | pd.PeriodIndex) and row_numbers(
         covs_index
     )
+
+
+def row_numbers(index) -> bool:
+    """Whether ``index`` numbers rows: consecutive whole numbers (step 1), from any start."""
+    if isinstance(index, pd.RangeIndex):
+        return index.step == 1
+    if isinstance(index, pd.Index) and pd.api.types.is_integer_dtype(index.dtype) and len(index):
+        return bool((np.diff(np.asarray(index)) == 1).all())
+    return False
 
 
 def is_positionless(index) -> bool:

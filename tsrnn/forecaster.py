@@ -46,6 +46,7 @@ from tsrnn._data import (
     n_valid_rows,
     paired_by_position,
     panel_blocks,
+    row_numbers,
     seasonal_mask,
     seasonal_period,
     steps_ahead,
@@ -634,6 +635,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_y_scale_": scale,
             "_x_loc_": x_loc,
             "_x_scale_": x_scale,
+            # the last row number of covariates numbered by row beside a dated target (a
+            # fold's X.iloc[a:b]): where predict's rows so numbered must start
+            "_x_row_end_": (
+                int(covs.index[-1])
+                if covariates
+                and isinstance(covs, pd.Series | pd.DataFrame)
+                and isinstance(target, pd.Series | pd.DataFrame)
+                and paired_by_position(covs.index, target.index)
+                else None
+            ),
             "mase_scale_": mase_scale(data),
         }
         return {"problem": problem, "attrs": attrs}
@@ -968,6 +979,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             return self._plan_panel(X)
         n, index = self._rows_and_index(X, what="X")
         x = self._future_covariates(X, n) if layout["covariates"] else None
+        index = self._row_numbered(index)
         steps = steps_ahead(self._ends_[0], axis, index, n, "X")
         if layout["covariates"] and not np.array_equal(steps, np.arange(1, n + 1)):
             raise _covariate_gap(steps, index, "the data")
@@ -984,6 +996,24 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "index": X.index if keep_index else None,
             "h": None,
         }
+
+    def _row_numbered(self, index):
+        """``index``, or None where it numbers rows continuing covariates that fit (and
+        update) took numbered by row beside dated targets: a cross-validation fold's
+        ``X.iloc[110:]`` after a fit on ``X.iloc[:110]``. Numbers that do not continue them
+        are refused: the covariates of the rows between are unknown."""
+        end = getattr(self, "_x_row_end_", None)
+        if end is None or index is None or not row_numbers(index) or is_positionless(index):
+            return index
+        first = int(index[0])
+        if first != end + 1:
+            raise ValueError(
+                f"X's rows are numbered from {first}, but the covariates given so far (to fit "
+                f"and update) were numbered up to {end}: X must hold the rows right after "
+                f"them, from {end + 1}. The covariates of the rows between are unknown: pass "
+                "them too, or update() the model with the rows observed in between first."
+            )
+        return None
 
     def _stamps_as_rows(self, index: pd.Index) -> pd.DataFrame:
         """``predict(index)``: the future stamps themselves, as rows without columns (a target-only
@@ -1407,6 +1437,20 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 )
         else:
             pos = np.array([0])
+        row_end = getattr(self, "_x_row_end_", None)
+        if row_end is not None:
+            covs_index = getattr(covs, "index", None)
+            if row_numbers(covs_index) and not is_positionless(covs_index):
+                if int(covs_index[0]) != row_end + 1:
+                    raise ValueError(
+                        f"X_new's rows are numbered from {int(covs_index[0])}, but the "
+                        f"covariates given so far (to fit and update) were numbered up to "
+                        f"{row_end}: the new rows must continue them, from {row_end + 1} (or "
+                        "carry y_new's time stamps)."
+                    )
+                row_end = int(covs_index[-1])
+            else:
+                row_end += len(new.values)
         y_tail, x_tail = (
             self._y_tail_.copy(),
             None if self._x_tail_ is None else (self._x_tail_.copy()),
@@ -1448,6 +1492,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     last = last.tz_convert(pd.Timestamp(ends[k]).tz)  # the series' own zone
                 ends[k] = last
         self._y_tail_, self._x_tail_, self._ends_ = y_tail, x_tail, ends
+        if row_end is not None:
+            self._x_row_end_ = row_end
         return self
 
     # ----------------------------------------------------------------------------------------
