@@ -255,6 +255,29 @@ def test_covariates_numbered_by_row_beside_a_dated_target_in_cross_validation():
     pd.testing.assert_series_equal(model.predict(X.iloc[63:66]), model.predict(dated.iloc[63:66]))
 
 
+def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
+    """validation_curve and learning_curve score each training fold: as an array, those rows
+    were taken as continuing the series and scored against the forecasts of the steps after
+    them, finite nonsense (-9.6, -107.9); a pandas series gave NaN. Both give NaN now."""
+    import warnings
+
+    from sklearn.model_selection import validation_curve
+
+    y = monthly().to_numpy()
+    model = RNNForecaster(**TINY).fit(y[:60])
+    with pytest.raises(ValueError, match="y ends with the last rows the model was trained on"):
+        model.score(y[:60])
+    assert np.isfinite(model.score(y[60:66]))  # the rows after: a forecast's score
+    assert np.isfinite(model.score(y[48:60] + 1.0))  # the same length, other values
+    cv = TimeSeriesSplit(n_splits=2, test_size=6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # sklearn's warning for each NaN training score
+        train, test = validation_curve(
+            RNNForecaster(**TINY), y, None, param_name="hidden_size", param_range=[3, 4], cv=cv
+        )
+    assert np.isnan(train).all() and np.isfinite(test).all()
+
+
 def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():
     """A Pipeline's scaler hands the forecaster arrays: scored against a pandas y, the rows are
     y's steps. They were taken as continuing the training data, and a fold after a gap was

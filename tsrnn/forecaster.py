@@ -997,6 +997,28 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "h": None,
         }
 
+    def _is_training_tail(self, truth, t_arr) -> bool:
+        """Whether ``truth``, without time stamps (an array, or numbered from 0), is the data
+        the model has seen: as many rows, ending with the very rows it last saw. Such rows
+        are taken as continuing the series, so the forecasts of the steps after the training
+        data would be scored against the training rows (scikit-learn's ``validation_curve``
+        and ``learning_curve`` score the training fold, and cannot be told not to)."""
+        layout = self._layout_
+        index = getattr(truth, "index", None)
+        if layout["covariates"] or layout["ids"] is not None:
+            return False  # (scikit-learn's own checks score covariate models in-sample)
+        if not (index is None or is_positionless(index)):
+            return False
+        tail = self._y_tail_[0]
+        L = len(tail)
+        seen = self._ends_[0] + 1 if layout["axis"].kind is None else None
+        if len(t_arr) < L or (seen is not None and len(t_arr) != seen):
+            return False
+        if t_arr.shape[1] != tail.shape[1]:
+            return False
+        scaled = (t_arr[-L:] - self._y_loc_[0]) / self._y_scale_[0]
+        return bool(np.array_equal(scaled, tail))
+
     def _row_numbered(self, index):
         """``index``, or None where it numbers rows continuing covariates that fit (and
         update) took numbered by row beside dated targets: a cross-validation fold's
@@ -1290,6 +1312,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else None
         )
         t_arr = true.values if true is not None else _to_2d(truth, "y")
+        if self._is_training_tail(truth, t_arr):
+            raise ValueError(
+                "y ends with the last rows the model was trained on (or updated with), as "
+                "many rows as it has seen: these are the training data, and forecasts of rows "
+                "that continue the series would be scored against them. In-sample scores are "
+                "not offered (a forecaster is scored on the rows after its training data); "
+                "with validation_curve, learning_curve or a halving search the training "
+                "scores are NaN for this reason, and pandas data with time stamps tell the "
+                "rows apart."
+            )
         pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(t_arr), -1)
         if t_arr.shape != p_arr.shape:
