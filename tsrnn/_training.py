@@ -372,8 +372,11 @@ def train_step(net, optimizer, inputs, targets, *, bptt=None, clip_norm=None, cl
     return loss_sum
 
 
-def run_epoch(net, optimizer, problem, rng, settings) -> float:
+def run_epoch(net, optimizer, problem, rng, settings, first=None) -> float:
     """Visit every training window once, in a shuffled order; returns the mean training loss.
+
+    ``first``: a list, given empty, to which the first batch's loss (at the weights the epoch
+    starts from, before its first step) is appended.
 
     On the CPU the kernels reuse their large output buffers from one batch to the next
     (:func:`tsrnn.kernels.common.workspace.reuse_buffers`) instead of faulting in fresh pages;
@@ -411,6 +414,8 @@ def run_epoch(net, optimizer, problem, rng, settings) -> float:
                     clip_value=settings["clip_value"],
                 )
             loss_sum += loss * len(starts)
+            if first is not None and not first:
+                first.append(loss)
     return loss_sum / max(n, 1)
 
 
@@ -484,6 +489,8 @@ class FitResult:
     history: list
     best_epoch: int
     interrupted: bool
+    # the first batch's training loss, at the initial weights (None before it completed)
+    initial_loss: float | None = None
 
 
 @contextlib.contextmanager
@@ -563,11 +570,14 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     initial = _copy_state(net)
     best_loss, best_epoch, best_state, waited = math.inf, 0, initial, 0
     warm = None  # (validation loss, epoch, weights) of the warm-up's best epoch so far
+    first = []  # the first batch's loss, at the initial weights
     interrupted = False
     try:
         for epoch in range(1, settings["max_epochs"] + 1):
             tic = time.perf_counter()
-            train_loss = run_epoch(net, optimizer, problem, rng, settings)
+            train_loss = run_epoch(
+                net, optimizer, problem, rng, settings, first if epoch == 1 else None
+            )
             valid_loss = validate(net, problem, settings) if early else None
             record = {
                 "epoch": epoch,
@@ -606,7 +616,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
-    return FitResult(history, best_epoch, interrupted)
+    return FitResult(history, best_epoch, interrupted, first[0] if first else None)
 
 
 def _least_diverged(net, problem, settings, initial, warm):

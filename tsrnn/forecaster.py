@@ -227,13 +227,20 @@ def _covariate_gap(steps, index, whose: str) -> ValueError:
 RUN_OFF = 10.0  # a kept epoch's training loss this many times the first epoch's: ran off
 
 
-def _ran_off(history, best_epoch) -> bool:
-    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the first epoch's or
-    more. The first epoch's loss is the highest of a fit that learns (it starts from untrained
-    weights), so a loss ten times it is a divergence that has not overflowed (SGD at too high a
-    learning rate: 2.4 in epoch 1, 6.5e21 in epoch 4, with forecasts to match)."""
-    first, kept = history[0]["train_loss"], history[best_epoch - 1]["train_loss"]
-    return bool(np.isfinite(first) and kept >= RUN_OFF * first and kept > 0)
+def _ran_off(history, best_epoch, initial_loss) -> bool:
+    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the first batch's or
+    more. That batch's loss, at the untrained weights, is what a fit that learns improves on
+    (the network's outputs start near zero, so it is about the base forecast's loss), so ten
+    times it is a divergence that has not overflowed: SGD at too high a learning rate went
+    from 2.4 to 6.5e21, Adam at 1e6 from about 1 to 2e11 within its first epoch, with
+    forecasts to match. (Epoch 1's mean can already hold the run-off.)"""
+    kept = history[best_epoch - 1]["train_loss"]
+    return bool(
+        initial_loss is not None
+        and np.isfinite(initial_loss)
+        and kept >= RUN_OFF * initial_loss
+        and kept > 0
+    )
 
 
 class RNNForecaster(RegressorMixin, BaseEstimator):
@@ -857,15 +864,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        elif result.best_epoch and _ran_off(history, result.best_epoch):
+        elif result.best_epoch and _ran_off(history, result.best_epoch, result.initial_loss):
             from tsrnn.exceptions import ConvergenceWarning
 
-            first, kept = history[0]["train_loss"], history[result.best_epoch - 1]["train_loss"]
+            first = result.initial_loss
+            kept = history[result.best_epoch - 1]["train_loss"]
             warnings.warn(
-                f"The training loss rose from {first:.3g} in epoch 1 to {kept:.3g} in epoch "
-                f"{result.best_epoch}, whose weights were kept: training ran off without "
-                "overflowing. Lower learning_rate, keep gradient clipping on (clip_norm), or "
-                "scale the target.",
+                f"The training loss rose from {first:.3g} (the first batch, at the initial "
+                f"weights) to {kept:.3g} in epoch {result.best_epoch}, whose weights were "
+                "kept: training ran off without overflowing. Lower learning_rate, keep "
+                "gradient clipping on (clip_norm), or scale the target.",
                 ConvergenceWarning,
                 stacklevel=4,
             )
