@@ -219,6 +219,13 @@ def test_too_short_message_offers_no_fix_that_fails_too(no_training):
         RNNForecaster(**TINY).fit(panel)
 
 
+def test_too_short_for_a_long_direct_horizon_offers_a_smaller_one(no_training):
+    """The validation part is at least the horizon: with horizon 40 it was counted at 40 for
+    the smaller horizon too, and "a smaller horizon" (12 fits these 30 rows) was not offered."""
+    with pytest.raises(ValueError, match=r"Use a longer series or a smaller horizon\.$"):
+        RNNForecaster(**dict(TINY, strategy="direct", horizon=40)).fit(np.arange(30.0))
+
+
 def test_window_one_needs_covariates(no_training):
     """A window of one value, centred on its own mean, reads as 0: the network got nothing of
     the target, and forecast the last value plus a constant step."""

@@ -746,7 +746,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             fixes.append(f"a panel without series {label(data.ids[k])!r} (forecast it apart)")
         if window > smallest and n >= smallest + H + v:
             fixes.append("a smaller window (window='auto' adapts to short series)")
-        fixes.append("a smaller horizon" if H > 1 and n >= window + 1 + v else None)
+        # with a horizon of 1 the validation part shrinks too (it is at least the horizon)
+        v1 = int(n_valid_rows(np.array([n]), self.validation_fraction, 1)[0]) if valid else 0
+        fixes.append("a smaller horizon" if H > 1 and n >= window + 1 + v1 else None)
         # the validation part grows with the series: past the horizon it is the fraction's
         fixes.append(
             f"a smaller validation_fraction (now {self.validation_fraction})"
