@@ -705,11 +705,50 @@ def test_quiet_still_notes_a_dropped_column_and_spots_decimal_commas(tmp_path, c
     code, out, err = _run(["forecast", path, "-H", "2", "-q", *FAST], capsys)
     assert code == 0
     assert out.splitlines()[0] == "day,promo"
-    assert "ignoring column(s) ['sales']" in err and "decimal comma (e.g. '100,0')" in err
+    assert "ignoring column 'sales'" in err and "decimal comma (e.g. '100,0')" in err
     assert "decimal=','" in err
     assert "fitted on" not in err  # the summary line stays hidden
     err = _fails(["forecast", path, "--target", "sales", "-H", "2"], capsys)
     assert "decimal comma" in err
+
+
+def _day_csv(path, **columns):
+    days = pd.date_range("2020-01-01", periods=30, freq="D").strftime("%Y-%m-%d")
+    pd.DataFrame({"day": days, **columns}).to_csv(path, index=False)
+    return path
+
+
+def test_thousands_separators_are_not_called_decimal_commas(tmp_path, capsys):
+    """'1,500' was called a decimal comma, and the advice (decimal=',') read it as 1.5: the
+    forecast would run on data 1000 times too small."""
+    t = np.arange(30)
+    sure = _day_csv(tmp_path / "sure.csv", sales=[f"{1 + i % 3},{500 + i}.5" for i in t])
+    either = _day_csv(tmp_path / "either.csv", sales=[f"{1 + i % 3},{500 + i}" for i in t])
+    err = _fails(["forecast", sure, "--target", "sales", "-H", "2"], capsys)
+    assert "thousands separators (e.g. '1,500.5')" in err and "thousands=','" in err
+    assert "decimal=" not in err
+    err = _fails(["forecast", either, "--target", "sales", "-H", "2"], capsys)
+    assert "may separate thousands (1500) or be decimal commas (1.5)" in err
+    assert "thousands=','" in err and "decimal=','" in err
+
+
+def test_an_empty_column_is_not_a_default_target(tmp_path, capsys):
+    """A trailing comma on every line makes a column of NaN, which was taken as a target and
+    failed the run ("40 missing values")."""
+    t = np.arange(30.0)
+    path = _day_csv(tmp_path / "trailing.csv", sales=10 + t % 7, notes=np.full(30, np.nan))
+    code, out, err = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == "day,sales"
+    assert "ignoring empty column(s) ['notes']" in err
+
+
+def test_a_placeholder_in_a_numeric_column_is_named(tmp_path, capsys):
+    """One '-' makes the column text; the message showed its first value ('10.0'), a number."""
+    values = [str(10.0 + i % 7) for i in range(30)]
+    values[25] = "-"
+    path = _day_csv(tmp_path / "dash.csv", sales=values)
+    err = _fails(["forecast", path, "--target", "sales", "-H", "2"], capsys)
+    assert "it holds '-' at 2020-01-26" in err
 
 
 def test_a_time_column_of_fractions_names_the_first_fraction(tmp_path, capsys):

@@ -898,14 +898,20 @@ def _choose_targets(frame, covariates, args):
         # at most), not series to forecast
         candidates = [name for name in frame.columns if name not in covariates]
         flags = [name for name in candidates if pd.api.types.is_bool_dtype(frame[name])]
+        # a column without a value (a trailing comma on every line) reads as numbers (NaN)
+        empty = [name for name in candidates if frame[name].isna().all()]
         targets = [
             name
             for name in candidates
-            if name not in flags and pd.api.types.is_numeric_dtype(frame[name])
+            if name not in flags
+            and name not in empty
+            and pd.api.types.is_numeric_dtype(frame[name])
         ]
-        skipped = [name for name in candidates if name not in targets and name not in flags]
+        skipped = [
+            name for name in candidates if name not in targets and name not in flags + empty
+        ]
         # printed even with -q (which hides the summary only): the forecast lacks these columns
-        _note_skipped(frame, skipped, flags)
+        _note_skipped(frame, skipped, flags, empty)
         if not targets:
             raise _InputError(
                 f"no numeric column to forecast (columns: {list(frame.columns)}); name the "
@@ -929,20 +935,19 @@ def _choose_targets(frame, covariates, args):
     return targets
 
 
-def _note_skipped(frame, skipped, flags):
+def _note_skipped(frame, skipped, flags, empty=()):
     """Tell on stderr which columns the default targets leave out, and why."""
-    commas = [name for name in skipped if _decimal_comma_example(frame[name]) is not None]
+    commas = [name for name in skipped if _comma_numbers(frame[name]) is not None]
     text = [name for name in skipped if name not in commas]
     if text:
         print(f"tsrnn: ignoring non-numeric column(s) {text}", file=sys.stderr)
-    if commas:
-        example = _decimal_comma_example(frame[commas[0]])
+    for name in commas:
         print(
-            f"tsrnn: ignoring column(s) {commas}, read as text: numbers with a decimal comma "
-            f"(e.g. {example!r}); convert the file to decimal points, e.g. "
-            "pandas.read_csv(path, decimal=',').to_csv(new_path, index=False)",
+            f"tsrnn: ignoring column {name!r}, read as text: {_comma_hint(frame[name])}",
             file=sys.stderr,
         )
+    if empty:
+        print(f"tsrnn: ignoring empty column(s) {list(empty)} (no values)", file=sys.stderr)
     if flags:
         print(
             f"tsrnn: ignoring True/False column(s) {flags} (to use one as a model input, name "
@@ -953,20 +958,55 @@ def _note_skipped(frame, skipped, flags):
 
 # a number written with a decimal comma ("100,5", "-0,25", "1.234,5"), or a whole number
 _DECIMAL_COMMA = r"\s*[-+]?\d[\d.]*(?:,\d+)?\s*"
+# a number with commas between groups of three digits ("1,500", "12,345.5"), or a plain one
+_THOUSANDS = r"\s*[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?\s*"
 
 
-def _decimal_comma_example(column):
-    """The first value with a comma if every value reads as a decimal-comma number, else None."""
+def _comma_numbers(column):
+    """How a text column's values hold numbers written with commas: ``(kind, example)``, kind
+    ``'decimal'`` (``'100,5'``), ``'thousands'`` (``'1,234,567'``, ``'1,500.25'``) or
+    ``'either'`` (``'1,500'``: 1500 or 1.5), with the first value that has a comma; None where
+    the values are not all such numbers."""
     import pandas as pd
 
     values = column.dropna()
     if pd.api.types.is_numeric_dtype(column) or not len(values):
         return None
     values = values.astype(str)
-    if not values.str.fullmatch(_DECIMAL_COMMA).all():
-        return None
     with_comma = values[values.str.contains(",", regex=False)]
-    return with_comma.iloc[0] if len(with_comma) else None
+    if not len(with_comma):
+        return None
+    example = with_comma.iloc[0]
+    if values.str.fullmatch(_THOUSANDS).all():
+        # several groups, or a decimal point after them, can only be thousands separators
+        groups = with_comma.str.count(",").gt(1).any()
+        sure = groups or with_comma.str.contains(".", regex=False).any()
+        return ("thousands" if sure else "either"), example
+    if values.str.fullmatch(_DECIMAL_COMMA).all():
+        return "decimal", example
+    return None
+
+
+def _comma_hint(column):
+    """What to do about a text column of numbers written with commas (see _comma_numbers)."""
+    kind, example = _comma_numbers(column)
+    convert = "pandas.read_csv(path, {}).to_csv(new_path, index=False)"
+    if kind == "decimal":
+        return (
+            f"its numbers have a decimal comma (e.g. {example!r}): convert the file to decimal "
+            f"points, e.g. {convert.format('decimal=' + repr(','))}"
+        )
+    if kind == "thousands":
+        return (
+            f"its numbers have thousands separators (e.g. {example!r}): convert the file to "
+            f"plain numbers, e.g. {convert.format('thousands=' + repr(','))}"
+        )
+    return (
+        f"its numbers have commas (e.g. {example!r}) that may separate thousands (1500) or "
+        f"be decimal commas (1.5): convert the file to plain numbers with the reading that "
+        f"applies, e.g. {convert.format('thousands=' + repr(','))} or "
+        f"{convert.format('decimal=' + repr(','))}"
+    )
 
 
 def _require_column(frame, name, option):
@@ -990,16 +1030,22 @@ def _require_numeric(frame, name, role, allow_bool=False):
             "use it as a model input with --covariates, or choose another column"
         )
     if not pd.api.types.is_numeric_dtype(column):
-        example = column.dropna().iloc[0] if column.notna().any() else None
-        hint = "convert it to numbers or choose another column"
-        if _decimal_comma_example(column) is not None:
-            hint = (
-                "its numbers have a decimal comma: convert the file to decimal points, e.g. "
-                "pandas.read_csv(path, decimal=',').to_csv(new_path, index=False)"
-            )
+        if _comma_numbers(column) is not None:
+            raise _InputError(f"the {role} column {name!r} is read as text: {_comma_hint(column)}")
+        # the first value that is no number (a placeholder such as '-' or 'n/a' makes the
+        # whole column text)
+        odd = column.notna() & pd.to_numeric(column, errors="coerce").isna()
+        where = ""
+        if odd.any():
+            at = int(odd.to_numpy().argmax())
+            example = column.iloc[at]
+            where = f" at {_stamp(column.index[at])}"
+        else:
+            example = column.dropna().iloc[0] if column.notna().any() else None
         raise _InputError(
-            f"the {role} column {name!r} is not numeric (dtype {column.dtype}, e.g. "
-            f"{example!r}); {hint}"
+            f"the {role} column {name!r} is not numeric (dtype {column.dtype}): it holds "
+            f"{example!r}{where}; convert it to numbers (or drop such rows), or choose another "
+            "column"
         )
 
 
