@@ -135,6 +135,62 @@ def test_irregular_dates_say_how_to_fix(tmp_path, capsys):
     assert "--freq" in err
 
 
+def test_business_days_with_a_holiday_name_the_missing_day(tmp_path, capsys):
+    """The advice was "pass --freq" (as for business days with holidays), which no --freq
+    string can follow, and the step named was the weekend's."""
+    days = pd.bdate_range("2020-01-01", periods=30).delete(11)  # Thursday 16 January
+    path = tmp_path / "bdays.csv"
+    pd.DataFrame({"day": days.strftime("%Y-%m-%d"), "sales": np.arange(29.0)}).to_csv(
+        path, index=False
+    )
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "holds business days (Monday to Friday), but 2020-01-16 is missing" in err
+    assert "CustomBusinessDay" in err and "pass it with --freq" not in err
+
+
+def test_yyyymmdd_numbers_are_read_as_dates(tmp_path, capsys):
+    """20200131 was read as a step number, refused as uneven at each month's end."""
+    days = pd.date_range("2020-01-20", periods=30, freq="D")
+    path = tmp_path / "ymd.csv"
+    pd.DataFrame({"day": days.strftime("%Y%m%d").astype(int), "y": np.arange(30.0) % 7}).to_csv(
+        path, index=False
+    )
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("2020-02-19", periods=2, freq="D"))
+
+
+def test_a_pandas_index_column_is_not_the_time_column(tmp_path, capsys):
+    """df.to_csv() writes the row numbers first, unnamed: they were taken as time steps, the
+    dates dropped as "non-numeric", and the forecast labelled 30, 31."""
+    days = pd.date_range("2020-01-01", periods=30, freq="D")
+    path = tmp_path / "indexed.csv"
+    pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "sales": np.arange(30.0) % 7}).to_csv(path)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "has no name and numbers the rows 0, 1, 2" in err and "--time-col" in err
+    code, out, err = _run(["forecast", path, "--time-col", "date", "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == "date,sales"
+    assert "ignoring the unnamed first column" in err
+
+
+def test_a_future_file_without_dates_is_not_blamed_on_freq(tmp_path, capsys):
+    index = pd.date_range("2020-01-06", periods=30, freq="W-MON")
+    pd.DataFrame(
+        {"week": index.strftime("%Y-%m-%d"), "sales": np.arange(30.0) % 4, "promo": 1.0}
+    ).to_csv(tmp_path / "h.csv", index=False)
+    pd.DataFrame({"promo": [0.0, 1.0]}).to_csv(tmp_path / "f.csv", index=False)
+    argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
+    err = _fails([*argv, "--future", tmp_path / "f.csv"], capsys)
+    assert "the history's time stamps are dates" in err and "--freq applies" not in err
+
+
+def test_save_model_to_dash_is_refused(capsys):
+    argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
+    err = _fails(argv, capsys)
+    assert "--save-model writes a file" in err
+
+
 def test_freq_that_the_stamps_do_not_follow(series_csv, capsys):
     err = _fails(["forecast", series_csv, "--freq", "D", "-H", "3"], capsys)
     assert "do not follow --freq D" in err
@@ -295,6 +351,13 @@ def test_day_first_dates_are_read_day_first_or_the_order_is_asked_for(tmp_path, 
     assert code == 0
     got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
     assert list(got) == list(ahead[:1])
+    # a --future file in the other order: the order is the history's, not a --date-order
+    pd.DataFrame({"day": ["02/13/2021"], "x": [1.0]}).to_csv(future, index=False)
+    err = _fails(
+        ["forecast", hist, "--target", "y", "--covariates", "x", "--future", future], capsys
+    )
+    assert "put the month first, but the time column 'day' of" in err
+    assert "puts the day first" in err and "--date-order is" not in err
     # 01/02/1949 ... 01/12/1949: monthly day first, or daily month first; it was silently
     # forecast as daily data from 1949-01-13
     months = pd.date_range("1949-01-01", periods=12, freq="MS")

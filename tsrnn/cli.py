@@ -461,6 +461,8 @@ def _check_option_combinations(args):
         )
     if args.output == "-":
         args.output = None  # '-' is standard output, as in most command-line tools
+    if args.save_model == "-":
+        raise _InputError("--save-model writes a file: give its path (- is not a file here)")
     if args.csv is None and args.dataset is None and args.load_model is None:
         raise _InputError(
             "no data: give a CSV file, --dataset NAME (see --list-datasets) or --load-model PATH"
@@ -611,6 +613,7 @@ def _read_csv(path, args):
     if frame.shape[1] == 0 or len(frame) == 0:
         raise _InputError(f"{path!r} has no data rows")
     _check_header(path, frame, text)
+    frame = _row_numbers_column(frame, path, args)
     if args.no_time_col:
         frame.index = pd.RangeIndex(len(frame), name="step")  # the output CSV's first header
         return frame
@@ -623,11 +626,48 @@ def _read_csv(path, args):
     # numeric dates' day/month order, from --date-order or the data; kept in args, so that it
     # holds for the --future file too, whose few rows may not show it
     where = f"time column {time_col!r} of {path!r}"
-    args.date_order = _date_order(frame[time_col], where, args.date_order)
+    given = args.date_order
+    args.date_order = _date_order(
+        frame[time_col], where, given, getattr(args, "date_order_from", None)
+    )
+    if given is None and args.date_order is not None:
+        args.date_order_from = where  # shown by the data, not --date-order
     index = _time_index(
         frame[time_col], path, args.freq, args.date_order, getattr(args, "freq_label", None)
     )
     return frame.drop(columns=time_col).set_axis(index, axis=0)
+
+
+def _row_numbers_column(frame, path, args):
+    """A first column without a name that numbers the rows 0, 1, 2, ...: the index that
+    pandas' ``to_csv`` writes unless ``index=False``. It is no time column (the dates, if any,
+    are in another) and no data: refused as the default time column, left out otherwise."""
+    import numpy as np
+    import pandas as pd
+
+    first = frame.columns[0]
+    column = frame[first]
+    if not (
+        str(first).startswith("Unnamed: 0")
+        and pd.api.types.is_integer_dtype(column)
+        and np.array_equal(column.to_numpy(), np.arange(len(frame)))
+        and frame.shape[1] > 1
+    ):
+        return frame
+    if args.time_col is None and not args.no_time_col:
+        raise _InputError(
+            f"the first column of {path!r} has no name and numbers the rows 0, 1, 2, ... (the "
+            "index pandas' to_csv writes unless index=False), so it is not the time column: "
+            f"name the time column with --time-col (the columns: {list(frame.columns[1:])}), "
+            "or use --no-time-col"
+        )
+    if args.time_col == first:
+        return frame
+    print(
+        f"tsrnn: ignoring the unnamed first column of {path!r} (row numbers 0, 1, 2, ...)",
+        file=sys.stderr,
+    )
+    return frame.drop(columns=first)
 
 
 def _name(path):
@@ -667,6 +707,8 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
     if column.isna().any():
         row = int(np.flatnonzero(column.isna().to_numpy())[0])
         raise _InputError(f"{where} is empty in row {row + 1}; every row needs a time stamp")
+    if _yyyymmdd(column):
+        column = pd.Series(pd.to_datetime(column.astype(str), format="%Y%m%d"), name=name)
     if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy()
         if not np.all(np.mod(values, 1) == 0):
@@ -674,6 +716,12 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
             raise _InputError(
                 f"{where} holds numbers that are not whole ({first!r}, ...); use dates or "
                 "step numbers, choose another column with --time-col, or use --no-time-col"
+            )
+        if freq is not None and freq_label is not None:  # a --future file after dated data
+            raise _InputError(
+                f"{where} counts steps as numbers, but the history's time stamps are dates: "
+                "the --future file needs the history's time column, with dates (first, or "
+                "named with --time-col)"
             )
         if freq is not None:
             raise _InputError(f"--freq applies to dates, but {where} counts steps as numbers")
@@ -704,16 +752,32 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
     return inferred
 
 
+def _yyyymmdd(column) -> bool:
+    """Whether a column of whole numbers holds dates written YYYYMMDD (20200131, as many
+    databases and spreadsheets export them): eight digits each, every one a valid date. As
+    step numbers they would jump at each month's end."""
+    import pandas as pd
+
+    if not pd.api.types.is_integer_dtype(column) or not len(column):
+        return False
+    values = column.to_numpy()
+    if not ((values >= 10000101) & (values <= 99991231)).all():
+        return False
+    parsed = pd.to_datetime(column.astype(str), format="%Y%m%d", errors="coerce")
+    return bool(parsed.notna().all())
+
+
 # dates written with day and month as numbers, year last: 03/04/2021, 3.4.21, 03-04-2021 12:00
 _NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-]\d{2,4}(?:[ T].*)?$"
 
 
-def _date_order(column, where, given):
+def _date_order(column, where, given, given_by=None):
     """The day/month order of numeric dates (``'dmy'`` or ``'mdy'``): ``given``
     (``--date-order``) or what the data shows (a first number above 12 is a day, a second one
     a day too); ``given`` where the dates are not of that form. Where every number is 12 or
     below both readings are dates (01/02/1949 is 1 February or 2 January), and pandas would
-    read them month first without a word: refused unless ``given``."""
+    read them month first without a word: refused unless ``given``. ``given_by``: where
+    ``given`` was read from (the history's time column), or None for ``--date-order``."""
     parts = column.astype(str).str.extract(_NUMERIC_DATE)
     if parts.isna().any().any():
         return given
@@ -730,9 +794,15 @@ def _date_order(column, where, given):
     shown = "dmy" if first.any() else "mdy"
     if given is not None and given != shown:
         row = int((first if shown == "dmy" else second).to_numpy().argmax())
+        other = (
+            f"--date-order is {given}"
+            if given_by is None
+            else f"the {given_by} puts the {'day' if given == 'dmy' else 'month'} first"
+        )
         raise _InputError(
             f"{where} has dates such as {column.iloc[row]!r}, which put the "
-            f"{'day' if shown == 'dmy' else 'month'} first, but --date-order is {given}"
+            f"{'day' if shown == 'dmy' else 'month'} first, but {other}: write both files' "
+            "dates in one order"
         )
     return shown
 
@@ -854,6 +924,17 @@ def _irregular_message(index, where):
     import numpy as np
     import pandas as pd
 
+    if (index == index.normalize()).all() and (index.day_of_week < 5).all():
+        missing = pd.bdate_range(index[0], index[-1]).difference(index)
+        if len(missing) and len(missing) < len(index) // 2:
+            return (
+                f"{where} holds business days (Monday to Friday), but {_stamp(missing[0])} "
+                f"is missing{f' ({len(missing)} days in all)' if len(missing) > 1 else ''}: "
+                "holidays? The command line has no holiday calendar. Fill in the missing "
+                "days (e.g. with the day before's value), or fit in Python on an index with a "
+                "pandas CustomBusinessDay frequency that lists the holidays "
+                "(docs/api-notes.md, 'Calendars')"
+            )
     steps = np.diff(index.asi8)
     values, counts = np.unique(steps, return_counts=True)
     usual = values[np.argmax(counts)]
@@ -865,8 +946,8 @@ def _irregular_message(index, where):
         f"{where} has no regular frequency (pandas could not infer one): most steps are "
         f"{step}, but {_stamp(index[row])} is followed by {_stamp(index[row + 1])}. The model "
         "needs one row per time step: fill in the missing stamps (e.g. with pandas .asfreq() "
-        "and interpolation) or, if the stamps are regular in a way pandas cannot tell (e.g. "
-        "business days with holidays), pass --freq"
+        "and interpolation) or, if the stamps follow a pandas frequency that it did not "
+        "infer, pass it with --freq"
     )
 
 
