@@ -635,6 +635,14 @@ def test_a_run_off_first_epoch_is_not_kept():
     assert np.abs(model.predict(12) - 10).max() < 5
 
 
+def test_fitted_module_carries_no_gradients_and_predict_takes_a_0d_int_array():
+    model = RNNForecaster(**TINY).fit(seasonal(40))
+    assert all(p.grad is None for p in model.module_.parameters())
+    np.testing.assert_array_equal(model.predict(np.array(3)), model.predict(3))
+    with pytest.raises(TypeError, match="got the scalar"):
+        model.predict(np.array(3.0))
+
+
 def test_without_early_stopping_every_epoch_runs():
     model = RNNForecaster(**dict(TINY, max_epochs=3), early_stopping=False).fit(seasonal(30))
     assert model.n_epochs_ == model.best_epoch_ == 3

@@ -148,6 +148,9 @@ def _resolve_device(device) -> torch.device:
 
 
 def _is_int(h) -> bool:
+    """An integer (a NumPy one, or a 0-d integer array such as ``np.array(3)``), not a bool."""
+    if isinstance(h, np.ndarray) and h.ndim == 0 and np.issubdtype(h.dtype, np.integer):
+        return True
     return isinstance(h, numbers.Integral) and not isinstance(h, bool | np.bool_)
 
 
@@ -310,7 +313,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     optimizer : {'adam', 'adamw', 'sgd', 'rmsprop'}, default='adam'
         The :mod:`torch.optim` optimizer (``'sgd'`` with momentum 0.9).
     learning_rate : float, default=0.003
+        The optimizer's step size (``lr``).
     weight_decay : float, default=0.0
+        The optimizer's weight decay (L2 penalty; decoupled for ``'adamw'``).
     batch_size : int, default=32
         Windows per optimisation step.
     max_epochs : int, default=200
@@ -323,7 +328,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         close to the naive forecast, which a small validation set can prefer by chance.
         ``False``: train on everything for ``max_epochs`` epochs.
     validation_fraction : float, default=0.1
+        With ``early_stopping``: the share of each series' most recent rows held out for
+        validation (rounded up, at least ``horizon`` rows); no training target falls in it.
     patience : int, default=30
+        With ``early_stopping``: epochs without an improvement of the validation loss (by a
+        relative 1e-4) before training stops.
     scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
         Per-series scaling of the target (scikit-learn's scalers, fitted on each series);
         forecasts come back in the original units. Covariates are always standardised.
@@ -811,6 +820,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 result = _training.fit_loop(
                     net, problem, settings, rng, progress=None if bar is None else bar.step
                 )
+                # the last step's gradients are no part of the fitted model (a deepcopy or a
+                # torch.save of module_ carried them)
+                net.zero_grad(set_to_none=True)
                 try:
                     weight = _training.choose_weight(
                         net, problem, settings, constant=attrs["_constant_"]
