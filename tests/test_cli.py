@@ -185,6 +185,21 @@ def test_a_future_file_without_dates_is_not_blamed_on_freq(tmp_path, capsys):
     assert "the history's time stamps are dates" in err and "--freq applies" not in err
 
 
+def test_spaces_after_commas_and_other_encodings(tmp_path, capsys):
+    """"date, sales" named the column ' sales', so --target sales was unknown; a latin-1 file
+    got only the codec's error."""
+    days = pd.date_range("2020-01-01", periods=30, freq="D").strftime("%Y-%m-%d")
+    lines = ["date, sales, temp"] + [f"{d}, {i % 7}.5, {i}" for i, d in enumerate(days)]
+    path = tmp_path / "spaced.csv"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, _ = _run(["forecast", path, "--target", "sales", "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == "date,sales"
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("date,caf\xe9\n".encode("latin-1") + "\n".join(days).encode())
+    err = _fails(["forecast", latin, "-H", "2"], capsys)
+    assert "is not UTF-8 text" in err and "encoding='latin-1'" in err
+
+
 def test_save_model_to_dash_is_refused(capsys):
     argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
     err = _fails(argv, capsys)

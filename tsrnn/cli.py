@@ -606,8 +606,16 @@ def _read_csv(path, args):
 
     try:
         text = _read_text(path)
-        frame = pd.read_csv(io.StringIO(text))
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        # spaces after the commas ("date, sales", as files written by hand have them) are
+        # not part of the names or values
+        frame = pd.read_csv(io.StringIO(text), skipinitialspace=True)
+    except UnicodeDecodeError as exc:
+        raise _InputError(
+            f"could not read {_name(path)!r} as CSV: it is not UTF-8 text ({exc}); save it as "
+            "UTF-8 (e.g. pandas.read_csv(path, encoding='latin-1').to_csv(new_path, "
+            "index=False), with the file's own encoding)"
+        ) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _InputError(f"could not read {_name(path)!r} as CSV: {exc}") from None
     path = _name(path)
     if frame.shape[1] == 0 or len(frame) == 0:
@@ -682,7 +690,7 @@ def _check_header(path, frame, text):
     import csv
     import io
 
-    header = next(csv.reader(io.StringIO(text, newline="")), [])
+    header = next(csv.reader(io.StringIO(text, newline=""), skipinitialspace=True), [])
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise _InputError(
