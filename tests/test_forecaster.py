@@ -420,6 +420,8 @@ def test_n_threads_none_takes_torchs_thread_count(monkeypatch):
     set to one thread by torch.set_num_threads ran its fits on all of Numba's threads)."""
     import tsrnn.kernels.gru.numba_cpu as gru
 
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # (Dask's tests set it: one thread)
+
     seen = []
     real = gru.train_head
 
@@ -606,7 +608,7 @@ def test_a_run_off_without_overflow_warns():
         RNNForecaster(learning_rate=5.0, **params).fit(y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a fit that learns: no warning
-        RNNForecaster(learning_rate=0.01, **params).fit(y)
+        RNNForecaster(learning_rate=0.01, early_stopping=False, **params).fit(y)
     # Adam at 1e6 ran off within its first epoch (2e11), so that epoch's mean was no reference
     with pytest.warns(ConvergenceWarning, match=runoff):
         model = RNNForecaster(random_state=0, max_epochs=5, hidden_size=4, learning_rate=1e6)
@@ -633,6 +635,24 @@ def test_a_run_off_first_epoch_is_not_kept():
         model.fit(y)
     assert model.history_[0]["valid_loss"] > 1e10 and model.best_epoch_ == 0
     assert np.abs(model.predict(12) - 10).max() < 5
+
+
+def test_max_epochs_reached_before_early_stopping_warns():
+    """scikit-learn's convention (MLPRegressor warns when max_iter ends an unconverged fit):
+    max_epochs ran out while early stopping still waited, or before its warm-up ended (then
+    the last epoch is kept, whatever the validation loss says); it was silent."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    y = seasonal(400, seed=1)
+    with pytest.warns(ConvergenceWarning, match=r"max_epochs=2 reached .* warm-up of 300"):
+        RNNForecaster(**TINY).fit(y)
+    with pytest.warns(ConvergenceWarning, match=r"max_epochs=20 reached .* last patience=30"):
+        RNNForecaster(**dict(TINY, max_epochs=20)).fit(y)  # 23 steps an epoch: warmed up
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RNNForecaster(**dict(TINY, early_stopping=False)).fit(y)  # asked for 2 epochs
+        stopped = RNNForecaster(**dict(TINY, max_epochs=60, patience=2)).fit(y)
+    assert stopped.n_epochs_ < 60
 
 
 def test_fitted_module_carries_no_gradients_and_predict_takes_a_0d_int_array():

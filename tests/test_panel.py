@@ -489,8 +489,11 @@ def test_a_short_series_shrinking_the_auto_window_of_every_series_warns():
     new = pd.Series(
         [9.0, 11, 12, 10], index=pd.MultiIndex.from_product([["new"], t[-4:]], names=["id", "time"])
     )
+    from tsrnn.exceptions import ConvergenceWarning
+
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", ConvergenceWarning)  # two epochs: max_epochs's
         assert RNNForecaster(**TINY).fit(y).window_ == 24
     with pytest.warns(UserWarning, match=r"window='auto' is 2 .*\['new'\].* window of 24 and the"):
         RNNForecaster(**TINY).fit(pd.concat([y, new]))

@@ -491,6 +491,10 @@ class FitResult:
     interrupted: bool
     # the first batch's training loss, at the initial weights (None before it completed)
     initial_loss: float | None = None
+    # early stopping ended training (patience ran out), rather than max_epochs or an event
+    stopped: bool = False
+    # the warm-up (WARMUP_STEPS optimizer steps) ended before the last epoch
+    warmed_up: bool = False
 
 
 @contextlib.contextmanager
@@ -571,7 +575,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     best_loss, best_epoch, best_state, waited = math.inf, 0, initial, 0
     warm = None  # (validation loss, epoch, weights) of the warm-up's best epoch so far
     first = []  # the first batch's loss, at the initial weights
-    interrupted = False
+    interrupted = stopped = warmed_up = False
     try:
         for epoch in range(1, settings["max_epochs"] + 1):
             tic = time.perf_counter()
@@ -597,6 +601,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
                 if warm is None or valid_loss < warm[0]:
                     warm = (valid_loss, epoch, best_state)
             elif early:
+                warmed_up = warmed_up or epoch < settings["max_epochs"]
                 if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
                     best_state = _copy_state(net)
@@ -608,6 +613,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
             if progress is not None:
                 progress(record, best_epoch)
             if early and waited >= settings["patience"]:
+                stopped = True
                 break
     except KeyboardInterrupt:
         if not history:  # no epoch to keep: the fit fails, as any other exception would
@@ -616,7 +622,9 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
-    return FitResult(history, best_epoch, interrupted, first[0] if first else None)
+    return FitResult(
+        history, best_epoch, interrupted, first[0] if first else None, stopped, warmed_up
+    )
 
 
 def _least_diverged(net, problem, settings, initial, warm):

@@ -319,7 +319,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     batch_size : int, default=32
         Windows per optimisation step.
     max_epochs : int, default=200
-        An epoch visits every training window once, in a seeded random order.
+        An epoch visits every training window once, in a seeded random order. With
+        ``early_stopping``, reaching it before early stopping ends training warns
+        (``ConvergenceWarning``, as scikit-learn's ``max_iter`` does).
     early_stopping : bool, default=True
         Hold out the most recent ``validation_fraction`` of each series (at least ``horizon``
         steps), stop when its loss has not improved for ``patience`` epochs, and keep the
@@ -888,6 +890,29 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 f"weights) to {kept:.3g} in epoch {result.best_epoch}, whose weights were "
                 "kept: training ran off without overflowing. Lower learning_rate, keep "
                 "gradient clipping on (clip_norm), or scale the target.",
+                ConvergenceWarning,
+                stacklevel=4,
+            )
+        elif (
+            self.early_stopping
+            and not result.stopped
+            and not result.interrupted
+            and len(history) == self.max_epochs
+        ):
+            from tsrnn.exceptions import ConvergenceWarning
+
+            why = (
+                "the validation loss had improved within the last patience="
+                f"{self.patience} epochs"
+                if result.warmed_up
+                else "the best epoch is looked for only after a warm-up of "
+                f"{_training.WARMUP_STEPS} optimizer steps, which these epochs did not reach, "
+                "so the last epoch was kept"
+            )
+            warnings.warn(
+                f"max_epochs={self.max_epochs} reached before early stopping ended training "
+                f"({why}). Raise max_epochs, or set early_stopping=False to train a fixed "
+                "number of epochs.",
                 ConvergenceWarning,
                 stacklevel=4,
             )

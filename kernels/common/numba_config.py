@@ -97,14 +97,14 @@ def torch_bounded():
 
 
 def default_threads() -> int:
-    """The thread count of a fit told none (``n_threads=None``): ``OMP_NUM_THREADS`` where
-    Numba was imported before tsrnn could pass it on, else the smaller of torch's count
-    (:func:`~tsrnn.kernels.common._threads.torch_threads`) and this thread's Numba count."""
-    n = _threads_from_environment()
-    if n is not None:
-        return n
+    """The thread count of a fit told none (``n_threads=None``): the smallest of torch's count
+    (:func:`~tsrnn.kernels.common._threads.torch_threads`), this thread's Numba count and
+    ``OMP_NUM_THREADS`` where ``NUMBA_NUM_THREADS`` is unset (Numba may have been imported
+    before tsrnn could pass it on)."""
     start_pool()  # Numba's getter would start it, changing torch's count
-    return min(torch_threads(), numba.get_num_threads())
+    n = min(torch_threads(), numba.get_num_threads())
+    env = _threads_from_environment()
+    return n if env is None else min(n, env)
 
 
 def cache_dir() -> str | None:
