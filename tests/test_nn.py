@@ -436,6 +436,18 @@ def test_meta_tensors_give_shapes_as_torch_nn(kind):
     assert [s.shape for s in states] == [s.shape for s in ref_states]
 
 
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+def test_batched_gradients_get_a_message_naming_the_fix(kind):
+    """is_grads_batched vmaps the backward: it failed inside the kernel's glue with torch's
+    "Batching rule not implemented for aten::detach", which names no fix."""
+    layer = getattr(tnn, kind)(2, 3)
+    x = torch.randn(4, 2, 2, requires_grad=True)
+    out = layer(x)[0]
+    v = torch.randn(5, *out.shape)
+    with pytest.raises(RuntimeError, match=r"batched gradients .* use backend='torch'"):
+        torch.autograd.grad(out, x, v, is_grads_batched=True)
+
+
 def test_first_calls_from_several_threads_at_once():
     """A layer's first calls in threads at once, in a fresh process (a threaded server's first
     requests): the threads that lost the race to import Numba read its half-made module and

@@ -41,8 +41,8 @@ to it, on the kernels: their outputs are in that dtype, where torch.nn's are in 
 dtype (a half-precision input or state, the output of an autocast op, is cast to the
 parameters' dtype; a float64 one is refused, as torch.nn does).
 Batched backward passes (``autograd.grad(..., is_grads_batched=True)``,
-``jacobian(..., vectorize=True)``) are not supported by the kernels' backward: use
-``torch.func`` or ``backend='torch'`` for them.
+``jacobian(..., vectorize=True)``) are not supported by the kernels' backward, and raise
+a ``RuntimeError`` saying so: use ``torch.func`` or ``backend='torch'`` for them.
 Processes forked (``multiprocessing``'s ``fork`` start method, the default on Linux before
 Python 3.14) after a Numba kernel ran run the kernels and torch's operations on one thread:
 GNU OpenMP, Numba's and torch's thread pool here, cannot start threads in such a child, so
@@ -295,6 +295,16 @@ def _name(names, i, sfx):
     return names[i] + sfx if sfx is not None and i in (1, 2, 3, 4) else names[i]
 
 
+def _is_batched(t) -> bool:
+    """Whether ``t`` is a batched tensor: a vmapped backward's incoming gradient
+    (``is_grads_batched`` uses the legacy vmap's, ``torch.func`` the functorch one)."""
+    functorch = getattr(torch._C, "_functorch", None)
+    if functorch is None or not isinstance(t, torch.Tensor):
+        return False
+    checks = ("is_legacy_batchedtensor", "is_batchedtensor")
+    return any(bool(getattr(functorch, name)(t)) for name in checks if hasattr(functorch, name))
+
+
 def _first_order(backward):
     """``once_differentiable``, and torch's "differentiate twice" error as soon as a second
     derivative is asked for (``create_graph=True``).
@@ -306,6 +316,13 @@ def _first_order(backward):
 
     @functools.wraps(backward)
     def inner(ctx, *grads):
+        if any(_is_batched(g) for g in grads):
+            raise RuntimeError(
+                "tsrnn.nn's kernels take one gradient at a time: batched gradients "
+                "(torch.autograd.grad(..., is_grads_batched=True), "
+                "torch.autograd.functional.jacobian(..., vectorize=True)) cannot go through "
+                "them. Loop over the grad_outputs (vectorize=False), or use backend='torch'."
+            )
         if torch.is_grad_enabled():  # backward runs with grad mode on only for create_graph
             raise RuntimeError(
                 "trying to differentiate twice a function that was marked with "
