@@ -498,15 +498,22 @@ def test_forecast_two_targets_to_stdout(series_csv, tmp_path, capsys):
     assert png.read_bytes()[:8] == PNG_MAGIC
 
 
-def test_forecast_with_covariates_from_future_file(tmp_path, capsys):
-    index = pd.date_range("2020-01-06", periods=40, freq="W-MON")
-    promo = (np.arange(44) % 4 == 0).astype(float)
+def _promo_history(tmp_path, n, ahead):
+    """A weekly history with a promotion covariate, written to ``h.csv``, and the future rows
+    of the covariate (a frame) with their stamps."""
+    index = pd.date_range("2020-01-06", periods=n, freq="W-MON")
+    promo = (np.arange(n + ahead) % 4 == 0).astype(float)
     history = pd.DataFrame(
-        {"week": index.strftime("%Y-%m-%d"), "sales": 10 + 5 * promo[:40], "promo": promo[:40]}
+        {"week": index.strftime("%Y-%m-%d"), "sales": 10 + 5 * promo[:n], "promo": promo[:n]}
     )
-    future_index = pd.date_range(index[-1], periods=5, freq="W-MON")[1:]
-    future = pd.DataFrame({"week": future_index.strftime("%Y-%m-%d"), "promo": promo[40:]})
+    future_index = pd.date_range(index[-1], periods=ahead + 1, freq="W-MON")[1:]
+    future = pd.DataFrame({"week": future_index.strftime("%Y-%m-%d"), "promo": promo[n:]})
     history.to_csv(tmp_path / "h.csv", index=False)
+    return future, future_index
+
+
+def test_forecast_with_covariates_from_future_file(tmp_path, capsys):
+    future, future_index = _promo_history(tmp_path, 40, 4)
     future.to_csv(tmp_path / "f.csv", index=False)
     argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
     code, out, _ = _run([*argv, "--future", tmp_path / "f.csv", *FAST], capsys)
@@ -537,14 +544,7 @@ def test_dash_reads_the_data_from_stdin_and_writes_the_forecast_to_stdout(
 
 
 def test_covariates_future_from_stdin(tmp_path, monkeypatch, capsys):
-    index = pd.date_range("2020-01-06", periods=24, freq="W-MON")
-    promo = (np.arange(27) % 4 == 0).astype(float)
-    history = pd.DataFrame(
-        {"week": index.strftime("%Y-%m-%d"), "sales": 10 + 5 * promo[:24], "promo": promo[:24]}
-    )
-    future_index = pd.date_range(index[-1], periods=4, freq="W-MON")[1:]
-    future = pd.DataFrame({"week": future_index.strftime("%Y-%m-%d"), "promo": promo[24:]})
-    history.to_csv(tmp_path / "h.csv", index=False)
+    future, future_index = _promo_history(tmp_path, 24, 3)
     _stdin(monkeypatch, future.to_csv(index=False).encode())
     argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
     code, out, _ = _run([*argv, "--future", "-", *FAST], capsys)
