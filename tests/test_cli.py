@@ -200,6 +200,17 @@ def test_spaces_after_commas_and_other_encodings(tmp_path, capsys):
     assert "is not UTF-8 text" in err and "encoding='latin-1'" in err
 
 
+def test_warnings_are_one_line_notes_in_the_commands_terms(series_csv, capsys):
+    """The estimator's warnings printed Python's file:line and the source line (model.fit(y)),
+    and named parameters (max_epochs=2) the command spells otherwise."""
+    code, _, err = _run(["forecast", series_csv, "--target", "sales", "-H", "2", *FAST], capsys)
+    assert code == 0
+    note = next(line for line in err.splitlines() if "reached before early stopping" in line)
+    assert note.startswith("tsrnn: warning: --max-epochs 2 reached")
+    assert "Raise --max-epochs, or set --no-early-stopping" in note
+    assert "model.fit" not in err and "ConvergenceWarning" not in err
+
+
 def test_save_model_to_dash_is_refused(capsys):
     argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
     err = _fails(argv, capsys)

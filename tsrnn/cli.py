@@ -1224,7 +1224,7 @@ def _fit(model, X, y):
     try:
         # the estimator's verbose summary is printed: to stderr here, as every message of the
         # command, so that stdout carries the forecast CSV alone
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), _warnings_as_notes():
             if X is None:
                 model.fit(y)
             else:
@@ -1232,6 +1232,23 @@ def _fit(model, X, y):
     except (ValueError, TypeError) as exc:
         raise _InputError(f"cannot fit the model: {_as_cli_options(str(exc))}") from None
     return time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _warnings_as_notes():
+    """The estimator's warnings (ConvergenceWarning, ...) as one line each on stderr, in the
+    command's terms (``--max-epochs 3``, not ``max_epochs=3``), without Python's file, line
+    and source line; others as Python shows them. Python's filters still decide which are
+    shown."""
+    with warnings.catch_warnings(record=True) as caught:
+        try:
+            yield
+        finally:
+            for w in caught:
+                if issubclass(w.category, UserWarning):
+                    print(f"tsrnn: warning: {_as_cli_options(str(w.message))}", file=sys.stderr)
+                else:
+                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _as_cli_options(message: str) -> str:
@@ -1249,7 +1266,11 @@ def _as_cli_options(message: str) -> str:
 
     names = "|".join(sorted(flags, key=len, reverse=True))
     value = r"'[^']*'|\"[^\"]*\"|[\w+-]+(?:\.[\w+-]+)*"  # a number's point, not a full stop
-    return re.sub(rf"(?<![\w.])({names})=({value})", option, message)
+    message = re.sub(rf"(?<![\w.])({names})=({value})", option, message)
+    # a parameter named alone ("raise max_epochs"): only the names with an underscore, which
+    # no English word is ("window" and "patience" may be words of the message)
+    alone = "|".join(sorted((n for n in flags if "_" in n), key=len, reverse=True))
+    return re.sub(rf"(?<![\w.-])({alone})(?![\w=])", lambda m: flags[m.group(1)], message)
 
 
 def _predict(model, what):
