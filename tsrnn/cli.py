@@ -1275,9 +1275,10 @@ def _as_cli_options(message: str) -> str:
 
 def _predict(model, what):
     try:
-        return model.predict(what)
+        with _warnings_as_notes():
+            return model.predict(what)
     except (ValueError, TypeError) as exc:
-        raise _InputError(f"cannot forecast: {exc}") from None
+        raise _InputError(f"cannot forecast: {_as_cli_options(str(exc))}") from None
 
 
 def _save_model(model, path):
