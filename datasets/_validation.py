@@ -55,7 +55,9 @@ def check_reals(value, name, func, *, low=None, open_low=False, min_size=1, hint
     expected = "a real number or a sequence of real numbers"
     if isinstance(value, numbers.Real) and not isinstance(value, bool):
         value = [value]
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+    # pandas' Series and Index are sequences of numbers too, though not registered as such
+    sequence = isinstance(value, (Sequence, np.ndarray, pd.Series, pd.Index))
+    if isinstance(value, (str, bytes)) or not sequence:
         _fail(TypeError, func, name, expected, value, hint)
     array = np.asarray(value)
     if array.ndim != 1 or not (array.dtype.kind in "iuf" or array.size == 0):

@@ -173,6 +173,10 @@ def test_rejects_non_numeric_and_empty_and_3d():
 def test_rejects_bad_multioutput():
     with pytest.raises(ValueError, match="multioutput must be"):
         mae([1.0], [1.0], multioutput="mean")
+    # NumPy's "could not convert string to float" and "got shape ()" named no accepted value
+    for bad in (["a", "b"], None, [[1.0, 2.0]]):
+        with pytest.raises(ValueError, match="multioutput must be 'uniform_average', 'raw_"):
+            mae([[1.0, 2.0]], [[1.0, 2.0]], multioutput=bad)
     with pytest.raises(ValueError, match="one entry per target column"):
         smape([[1.0, 2.0]], [[1.0, 2.0]], multioutput=[1.0])
 
@@ -398,6 +402,19 @@ def test_docstring_examples():
     assert result.failed == 0
 
 
+def test_mase_scale_refuses_rows_out_of_time_order():
+    """Shuffled or repeated stamps gave another scale silently (3.0 and 1.5 against 2.33)."""
+    days = pd.date_range("2000-01-01", periods=4, freq="D")
+    y = pd.Series([1.0, 3.0, 2.0, 6.0], index=days)
+    assert mase_scale(y)[0] == pytest.approx(7 / 3)
+    with pytest.raises(ValueError, match=r"not in time order.*sort_index"):
+        mase_scale(y.iloc[[2, 0, 3, 1]])
+    with pytest.raises(ValueError, match=r"repeats stamps.*groupby"):
+        mase_scale(pd.Series([1.0, 2.0, 4.0], index=[days[0]] * 3))
+    with pytest.raises(ValueError, match="not in time order"):
+        mase([1.0], [1.0], y_train=y.iloc[::-1])
+
+
 def test_mase_refuses_a_panel_y_train():
     index = pd.MultiIndex.from_product([["a", "b"], range(10)], names=["id", "t"])
     panel = pd.Series(np.r_[np.arange(10.0), 100 + np.arange(10.0)], index=index)
@@ -463,6 +480,22 @@ def test_make_forecast_scorer_checks_its_arguments_when_made():
         make_forecast_scorer("mae", multioutput=["a", "b"])
     with pytest.raises(TypeError, match="greater_is_better must be True or False"):
         make_forecast_scorer("mae", greater_is_better="no")
+    # values that fail whatever the data (a search reported NaN scores and a "best" model)
+    for kwargs, message in (
+        ({"multioutput": "bogus"}, "multioutput must be"),
+        ({"multioutput": [-1.0]}, "finite and >= 0, with a positive sum"),
+        ({"multioutput": [0.0]}, "finite and >= 0, with a positive sum"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            make_forecast_scorer("mae", **kwargs)
+    for kwargs, message in (
+        ({"scale": -1.0}, "scale must be finite and >= 0"),
+        ({"scale": "1"}, "scale must be a number"),
+        ({"y_train": [1.0]}, "y_train has 1 rows"),
+        ({"y_train": [1.0, np.nan, 3.0]}, r"missing|NaN"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            make_forecast_scorer("mase", **kwargs)
     # valid ones are made as before
     assert make_forecast_scorer("mase", m=12, y_train=np.arange(30.0)) is not None
     assert make_forecast_scorer("mae", greater_is_better=np.False_) is not None

@@ -336,6 +336,13 @@ def test_panel_split_errors():
     relay = make_panel((("a", "2000-01", 40, 1.0), ("b", "2003-05", 40, 1.0)))
     with pytest.raises(ValueError, match=r"Fold 0 of PanelSplit has no test rows.*Lower n_split"):
         list(PanelSplit(n_splits=4, test_size=10).split(relay))
+    # a missing stamp sorted last and was named as a fold's end ("from ... to NaT")
+    panel = make_panel()
+    times = panel.index.get_level_values(1).to_numpy().copy()
+    times[5] = np.datetime64("NaT")
+    holed = panel.set_axis(pd.MultiIndex.from_arrays([panel.index.get_level_values(0), times]))
+    with pytest.raises(ValueError, match=r"1 missing stamp\(s\) .*, the first in row 5"):
+        list(PanelSplit(n_splits=2).split(holed))
 
 
 def test_panel_split_min_train_size_leaves_out_series_too_short_in_a_fold():

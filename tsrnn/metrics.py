@@ -167,7 +167,15 @@ def _check_multioutput(multioutput, n_outputs):
                 f"{n_outputs} weights; got {multioutput!r}."
             )
         return multioutput
-    weights = np.asarray(multioutput, dtype=np.float64)
+    try:
+        weights = np.asarray(multioutput, dtype=np.float64)
+    except (TypeError, ValueError):
+        weights = None
+    if weights is None or multioutput is None or weights.ndim != 1:
+        raise ValueError(
+            f"multioutput must be 'uniform_average', 'raw_values' or an array of "
+            f"{n_outputs} weights (one per target column); got {multioutput!r}."
+        )
     if weights.shape == (1,) == (n_outputs,) and np.isfinite(weights).all() and weights[0] > 0:
         # one column: its weight changes nothing (scikit-learn's mae and mape refuse it, its
         # rmse takes it; every metric here takes it)
@@ -381,6 +389,21 @@ def mase_scale(y_train, *, m=1):
             "RNNForecaster.score or make_forecast_scorer('mase'), which scale each series on "
             "its own."
         )
+    if isinstance(index, pd.Index) and not isinstance(index, pd.MultiIndex) and len(index):
+        timed = isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) or (
+            pd.api.types.is_numeric_dtype(index.dtype) and not isinstance(index, pd.RangeIndex)
+        )
+        if timed and not index.is_monotonic_increasing:
+            raise ValueError(
+                "y_train's index is not in time order, so its naive forecast (the previous "
+                "row) is not the previous step: sort it first (y_train.sort_index())."
+            )
+        if timed and index.has_duplicates:
+            raise ValueError(
+                f"y_train's index repeats stamps (first {index[index.duplicated()][0]!r}), so "
+                "its rows are not one per step: aggregate them first, e.g. "
+                "y_train.groupby(level=0).mean()."
+            )
     train = _to_2d(y_train, "y_train")
     if train.shape[0] <= m:
         raise ValueError(
@@ -702,19 +725,43 @@ def _check_scorer_kwargs(metric, kwargs):
         raise TypeError(
             f"{metric.__name__} takes no keyword(s) {unknown}; its keywords are {allowed}."
         )
-    if "multioutput" in kwargs and not isinstance(kwargs["multioutput"], str):
-        weights = np.asarray(kwargs["multioutput"])
-        if not _is_real_dtype(weights.dtype) or weights.ndim != 1:
-            raise ValueError(
-                "multioutput must be 'uniform_average' or a 1-D array of weights, one per "
-                f"target column; got {kwargs['multioutput']!r}."
-            )
+    if "multioutput" in kwargs:
+        multioutput = kwargs["multioutput"]
+        if isinstance(multioutput, str):
+            _check_multioutput(multioutput, 1)  # an unknown string
+        else:
+            weights = np.asarray(multioutput)
+            if not _is_real_dtype(weights.dtype) or weights.ndim != 1:
+                raise ValueError(
+                    "multioutput must be 'uniform_average' or a 1-D array of weights, one "
+                    f"per target column; got {multioutput!r}."
+                )
+            # their number can only be checked against the data; their values now
+            weights = weights.astype(np.float64)
+            if not np.isfinite(weights).all() or (weights < 0).any() or weights.sum() <= 0:
+                raise ValueError(
+                    "multioutput weights must be finite and >= 0, with a positive sum (they "
+                    f"weight each target column's score in the average); got {multioutput!r}."
+                )
     if metric is mase:
         if "y_train" in kwargs and "scale" in kwargs:
             raise ValueError(
                 "make_forecast_scorer('mase') takes y_train=... or scale=..., not both: the "
                 "scale is computed from y_train."
             )
+        if kwargs.get("scale") is not None:
+            # its values now; its length (one, or one per target column) with the data
+            scale = kwargs["scale"]
+            values = np.asarray(scale)
+            n = values.shape[-1] if values.ndim else 1
+            _check_scale(scale, n)
+        if kwargs.get("y_train") is not None:
+            m = _check_m(kwargs.get("m", 1))
+            if not np.isfinite(mase_scale(kwargs["y_train"], m=m)).all():
+                raise ValueError(
+                    "y_train has missing or infinite values, so the MASE scale computed from "
+                    "it is not a number: pass the training rows without them."
+                )
         if "m" in kwargs:
             m = _check_m(kwargs["m"])
             if m != 1 and "y_train" not in kwargs:

@@ -115,7 +115,14 @@ class PanelSplit(BaseCrossValidator):
         index = self._panel_index(X, y)
         times = index.get_level_values(1)
         ids = index.get_level_values(0)
-        stamps = np.sort(pd.unique(np.asarray(times)))
+        missing = np.asarray(pd.isna(times))
+        if missing.any():
+            raise ValueError(
+                f"The panel's time level has {int(missing.sum())} missing stamp(s) (NaT or "
+                f"NaN), the first in row {int(missing.argmax())}: folds are cut by time, so "
+                "every row needs one. Drop or fill them first."
+            )
+        stamps = np.asarray(pd.Index(pd.unique(times)).sort_values())
         n_times = len(stamps)
         test_size = self.test_size or n_times // (self.n_splits + 1)
         need = self.n_splits * test_size + self.gap + 1

@@ -77,6 +77,20 @@ def test_sine_mixture_equation_without_noise():
     assert y.name == "y"
 
 
+def test_sequence_parameters_take_pandas_objects():
+    """A Series or Index of numbers was refused as "not a sequence", printing it whole."""
+    kw = dict(periods=(5.5, 10), amplitudes=(1.0, 3.0), noise=0.0, random_state=0)
+    expected = make_sine_mixture(30, **kw)
+    as_pandas = dict(kw, periods=pd.Series([5.5, 10.0]), amplitudes=pd.Index([1.0, 3.0]))
+    pd.testing.assert_series_equal(make_sine_mixture(30, **as_pandas), expected)
+    pd.testing.assert_series_equal(
+        make_ar(50, phi=pd.Index([0.5, 0.2]), random_state=0),
+        make_ar(50, phi=[0.5, 0.2], random_state=0),
+    )
+    with pytest.raises(TypeError, match="sequence of real numbers"):
+        make_ar(50, phi=pd.Series(["a", "b"]), random_state=0)
+
+
 def test_ar1_autocorrelation_and_variance():
     y = make_ar(20_000, phi=0.8, sigma=1.0, mean=5.0, random_state=0)
     assert abs(y.autocorr(lag=1) - 0.8) < 0.02
