@@ -258,6 +258,25 @@ def test_cuda_device_without_cuda(no_training):
         RNNForecaster(device="cuda", **TINY).fit(Y)
 
 
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+def test_backend_and_device_that_do_not_go_together_name_the_device_parameter(
+    no_training, monkeypatch
+):
+    """The layers' message ("move the module and input to the CPU") reached the estimator's
+    users, who pass no tensors: the knob is device=."""
+    from tsrnn.kernels.common import registry
+
+    # (the suite runs Triton in its CPU interpreter, which takes CPU tensors: not so here)
+    monkeypatch.setattr(registry, "triton_interpreted", lambda: False)
+    with pytest.raises(ValueError, match=r"backend='triton' runs on CUDA GPUs, but device='auto' "
+                       r"chose the CPU \(CUDA is not available on this machine\)"):
+        RNNForecaster(backend="triton", **TINY).fit(Y)
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)  # device='auto' picks cuda
+    with pytest.raises(ValueError, match=r"backend='numba' runs on the CPU, but device='auto' "
+                       r"chose cuda: pass device='cpu'"):
+        RNNForecaster(backend="numba", **TINY).fit(Y)
+
+
 def test_unknown_device(no_training):
     with pytest.raises(ValueError, match="is not a torch device"):
         RNNForecaster(device="tpu9", **TINY).fit(Y)

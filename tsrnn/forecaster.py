@@ -119,6 +119,26 @@ def _rows_at_truths_steps(X, y):
     return pd.DataFrame(arr, index=y.index)
 
 
+def _check_backend_device(backend, asked, device: torch.device) -> None:
+    """A backend that cannot run on the fit's device, said in the estimator's terms (its
+    ``device`` parameter; the layers' message speaks of moving tensors and modules)."""
+    from tsrnn.kernels.common.registry import triton_interpreted
+
+    if backend == "numba" and device.type != "cpu":
+        raise BackendUnavailableError(
+            f"backend='numba' runs on the CPU, but device={asked!r} chose {device.type}: pass "
+            "device='cpu' (or backend='auto', which runs Triton on a GPU)."
+        )
+    if backend == "triton" and device.type != "cuda" and not triton_interpreted():
+        why = "" if torch.cuda.is_available() else " (CUDA is not available on this machine)"
+        raise BackendUnavailableError(
+            f"backend='triton' runs on CUDA GPUs, but device={asked!r} chose the CPU{why}: "
+            "pass device='cuda' where there is a GPU, or use backend='auto' or 'numba' on the "
+            "CPU (TRITON_INTERPRET=1 set before the first import of triton runs Triton's slow "
+            "CPU interpreter)."
+        )
+
+
 def _resolve_device(device) -> torch.device:
     if isinstance(device, torch.device):
         dev = device
@@ -612,6 +632,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             x_scaled = (x_values - x_loc) / x_scale
 
         device = _resolve_device(self.device)
+        _check_backend_device(self.backend, self.device, device)
         backend = resolve_backend(self.backend, device, self.dtype)
         try:
             with _training.interrupts_held():  # a fit's first imports, whole or not at all

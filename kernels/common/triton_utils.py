@@ -26,6 +26,8 @@ with :class:`tsrnn.exceptions.FallbackWarning`.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -217,7 +219,13 @@ def plan(B: int, H: int, G: int, dtype: torch.dtype, device) -> Plan:
     gpu = (torch.cuda.get_device_properties(device)
            if device.type == "cuda" and not interpreted else None)
     BLOCK_H = max(16, next_pow2(H))
-    item = {torch.bfloat16: 2, torch.float32: 4, torch.float64: 8}[dtype]
+    sizes = {torch.bfloat16: 2, torch.float32: 4, torch.float64: 8}
+    if dtype not in sizes:
+        raise TypeError(
+            f"tsrnn's Triton kernels take float32, bfloat16 or float64 tensors, got {dtype}: "
+            "convert them (e.g. .float()) or use the torch reference (backend='torch')."
+        )
+    item = sizes[dtype]
     limit = RESIDENT_BYTES
     if gpu is not None and getattr(gpu, "shared_memory_per_block_optin", 0) < 200 * 1024:
         limit = min(limit, 64 * 1024)
@@ -259,9 +267,25 @@ def fused(cell: str, H: int) -> bool:
             f"{MAX_FUSED_HIDDEN}; running the plain PyTorch reference loop instead (correct, "
             "slower: one matmul per step, backward by autograd).",
             FallbackWarning,
-            stacklevel=3,
+            stacklevel=_outside_stacklevel(),
         )
     return False
+
+
+def _outside_stacklevel() -> int:
+    """``warnings.warn``'s stacklevel, from the function that calls this one, of the first frame
+    outside tsrnn and torch: the user's line that called the layer (through ``Module.__call__``
+    and autograd), not tsrnn's own."""
+    import tsrnn
+    import tsrnn.kernels
+
+    roots = tuple(
+        os.path.dirname(module.__file__) + os.sep for module in (tsrnn, tsrnn.kernels, torch)
+    )
+    frame, level = sys._getframe(2), 2  # the caller of the function that warns
+    while frame is not None and frame.f_code.co_filename.startswith(roots):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 def scratch(p: Plan, n: int, H: int, device, slots: int = 2):

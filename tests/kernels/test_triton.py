@@ -464,6 +464,14 @@ print("ok")
         assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
+def test_a_dtype_the_kernels_do_not_take_is_named():
+    """The exported kernels raised a bare KeyError(torch.float16)."""
+    kernel, _ = _modules("gru")
+    gx, w, b, h0, _ = _inputs("gru", 2, 1, 4, torch.float32)
+    with pytest.raises(TypeError, match=r"float32, bfloat16 or float64 tensors, got torch.float16"):
+        kernel.forward(gx.half(), w.half(), b.half(), h0.half(), None)
+
+
 def test_fallback_layer_matches_torch_nn(monkeypatch):
     """Through tsrnn.nn: the fallback's backward gets gx back from ``saved`` although the
     module declares ``BACKWARD_NEEDS_GX = False``."""
@@ -473,8 +481,10 @@ def test_fallback_layer_matches_torch_nn(monkeypatch):
     x = torch.randn(2, 1, 1, requires_grad=True)
     hx = torch.randn(1, 1, H, requires_grad=True)
     cot = [torch.randn(2, 1, H), torch.randn(1, 1, H)]
-    with pytest.warns(FallbackWarning):
+    with pytest.warns(FallbackWarning) as record:
         got_outs, got = _layer_grads(mine, x, hx, cot)
+    # attributed to the line that called the layer, not to tsrnn's own (nn.py)
+    assert record[0].filename == __file__, record[0].filename
     want_outs, want = _layer_grads(ref, x, hx, cot)
     for a, e in zip([*got_outs, *got], [*want_outs, *want]):
         _assert_close(a, e, torch.float32, "fallback layer")
