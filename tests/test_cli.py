@@ -211,6 +211,13 @@ def test_warnings_are_one_line_notes_in_the_commands_terms(series_csv, capsys):
     assert "model.fit" not in err and "ConvergenceWarning" not in err
 
 
+def test_a_column_name_with_a_comma_can_be_named(tmp_path, capsys):
+    """--target "Sales, EUR" was split into 'Sales' and 'EUR', unknown columns."""
+    path = _day_csv(tmp_path / "eur.csv", **{"Sales, EUR": 10 + np.arange(30.0) % 7, "x": 1.0})
+    code, out, _ = _run(["forecast", path, "--target", "Sales, EUR", "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == 'day,"Sales, EUR"'
+
+
 def test_save_model_to_dash_is_refused(capsys):
     argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
     err = _fails(argv, capsys)

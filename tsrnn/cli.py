@@ -106,6 +106,31 @@ def _scaler(text):
     return None if text == "none" else text
 
 
+def _rejoin(names, columns):
+    """``names`` (from comma-separated options) with the pieces of a column name that holds
+    commas put back together: ``--target "Sales, EUR"`` reads as 'Sales' and 'EUR', which
+    are no columns, where 'Sales, EUR' is one. Names that are columns stay as they are."""
+    if not names:
+        return names
+    out, i = [], 0
+    while i < len(names):
+        joined = None
+        if names[i] not in columns:
+            for j in range(len(names), i + 1, -1):  # the longest run that names a column
+                pieces = names[i:j]
+                joined = next(
+                    (sep.join(pieces) for sep in (", ", ",") if sep.join(pieces) in columns), None
+                )
+                if joined is not None:
+                    out.append(joined)
+                    i = j
+                    break
+        if joined is None:
+            out.append(names[i])
+            i += 1
+    return out
+
+
 def _columns(text):
     names = [name.strip() for name in text.split(",")]
     if not all(names):
@@ -422,6 +447,8 @@ def _forecast(args):
         fit_seconds = None
         y = None
     else:
+        args.target = _rejoin(args.target, frame.columns)
+        args.covariates = _rejoin(args.covariates, frame.columns)
         covariates = args.covariates or []
         targets = _choose_targets(frame, covariates, args)
         y = frame[targets[0]] if len(targets) == 1 else frame[targets]
