@@ -571,6 +571,28 @@ def test_covariates_future_from_stdin(tmp_path, monkeypatch, capsys):
     assert list(forecast.index) == list(future_index)
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+def test_compressed_files_are_read_as_pandas_reads_them(series_csv, tmp_path, suffix, capsys):
+    """Reading each file once, as bytes, lost pandas' decompression by the file's name: a
+    .csv.gz was refused as "not UTF-8 text"."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    packed = tmp_path / f"sales.csv{suffix}"
+    data = series_csv.read_bytes()
+    if suffix == ".zip":
+        with zipfile.ZipFile(packed, "w") as archive:
+            archive.writestr("sales.csv", data)
+    else:
+        packed.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(data))
+    argv = ["--target", "sales", "-H", "3", *FAST]
+    code, from_packed, _ = _run(["forecast", packed, *argv], capsys)
+    assert code == 0
+    assert from_packed == _run(["forecast", series_csv, *argv], capsys)[1]
+
+
 def test_a_named_pipe_is_read_as_a_file(series_csv, tmp_path, capsys):
     """Process substitution (``<(zcat data.csv.gz)``) and /dev/stdin are pipes, not regular
     files; they can be read once, and they were refused as "no such file"."""

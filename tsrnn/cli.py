@@ -601,7 +601,10 @@ def _read_input(args):
             data.index = _apply_freq(data.index, args.freq, f"dataset {name!r}")
         return data, name
     frame = _read_csv(args.csv, args)
-    return frame, _STDIN if args.csv == "-" else os.path.basename(args.csv)
+    if args.csv == "-":
+        return frame, _STDIN
+    # a pipe (<(...) is /dev/fd/63) by its whole path, a file by its name
+    return frame, os.path.basename(args.csv) if os.path.isfile(args.csv) else args.csv
 
 
 _STDIN = "<stdin>"  # how messages name the data read from '-'
@@ -611,6 +614,8 @@ def _read_text(path):
     """The text of ``path``, or of standard input for ``'-'``, read once: a pipe
     (``<(...)``, ``/dev/stdin``) can be read only once, and the header is checked on the same
     text that pandas parses. Files to forecast from are small next to the memory it takes."""
+    import zipfile
+
     if path == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -619,11 +624,49 @@ def _read_text(path):
         if not os.path.exists(path):
             raise _InputError(f"no such file: {path!r}")
         try:
-            with open(path, "rb") as f:
+            with _open_maybe_compressed(path) as f:
                 data = f.read()
-        except OSError as exc:
+        except _InputError:
+            raise
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:  # a corrupt archive
             raise _InputError(f"cannot read {path!r}: {exc}") from None
     return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
+
+
+def _open_maybe_compressed(path):
+    """``path`` opened for reading bytes, decompressed as its name says (``.gz``, ``.bz2``,
+    ``.xz``, ``.zip`` holding one file, ``.zst``), as pandas' ``read_csv`` infers it."""
+    import bz2
+    import gzip
+    import lzma
+    import zipfile
+
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        return gzip.open(path, "rb")
+    if name.endswith(".bz2"):
+        return bz2.open(path, "rb")
+    if name.endswith(".xz"):
+        return lzma.open(path, "rb")
+    if name.endswith(".zip"):
+        archive = zipfile.ZipFile(path)
+        members = [m for m in archive.namelist() if not m.endswith("/")]
+        if len(members) != 1:
+            archive.close()
+            raise _InputError(
+                f"{path!r} holds {len(members)} files; give a zip of one CSV file, or unzip it"
+            )
+        return archive.open(members[0])
+    if name.endswith(".zst"):
+        try:
+            import zstandard
+        except ImportError:
+            raise _InputError(
+                f"{path!r} is zstd-compressed, which needs the zstandard package: "
+                "pip install zstandard, or decompress it first"
+            ) from None
+        return zstandard.open(path, "rb")
+    return open(path, "rb")
 
 
 def _read_csv(path, args):
@@ -961,7 +1004,7 @@ def _irregular_message(index, where):
 
     if (index == index.normalize()).all() and (index.day_of_week < 5).all():
         missing = pd.bdate_range(index[0], index[-1]).difference(index)
-        if len(missing) and len(missing) < len(index) // 2:
+        if len(missing) and len(missing) <= max(1, len(index) // 10):  # holidays: a few
             return (
                 f"{where} holds business days (Monday to Friday), but {_stamp(missing[0])} "
                 f"is missing{f' ({len(missing)} days in all)' if len(missing) > 1 else ''}: "
@@ -1094,9 +1137,9 @@ def _comma_numbers(column):
         return None
     example = with_comma.iloc[0]
     if values.str.fullmatch(_THOUSANDS).all():
-        # several groups, or a decimal point after them, can only be thousands separators
+        # several groups, or a decimal point in any value, can only be thousands separators
         groups = with_comma.str.count(",").gt(1).any()
-        sure = groups or with_comma.str.contains(".", regex=False).any()
+        sure = groups or values.str.contains(".", regex=False).any()
         return ("thousands" if sure else "either"), example
     if values.str.fullmatch(_DECIMAL_COMMA).all():
         return "decimal", example
@@ -1160,8 +1203,8 @@ def _require_numeric(frame, name, role, allow_bool=False):
             example = column.dropna().iloc[0] if column.notna().any() else None
         raise _InputError(
             f"the {role} column {name!r} is not numeric (dtype {column.dtype}): it holds "
-            f"{example!r}{where}; convert it to numbers (or drop such rows), or choose another "
-            "column"
+            f"{example!r}{where}; convert it to numbers (a missing value filled in, e.g. "
+            "with the step before's), or choose another column"
         )
 
 
