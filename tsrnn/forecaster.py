@@ -340,8 +340,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         Windows per optimisation step.
     max_epochs : int, default=200
         An epoch visits every training window once, in a seeded random order. With
-        ``early_stopping``, reaching it before early stopping ends training warns
-        (``ConvergenceWarning``, as scikit-learn's ``max_iter`` does).
+        ``early_stopping``, reaching it after the warm-up but before patience runs out
+        warns (``ConvergenceWarning``, as scikit-learn's ``max_iter`` does).
     early_stopping : bool, default=True
         Hold out the most recent ``validation_fraction`` of each series (at least ``horizon``
         steps), stop when its loss has not improved for ``patience`` epochs, and keep the
@@ -916,23 +916,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         elif (
             self.early_stopping
+            and result.warmed_up  # (shorter than the warm-up: the last epoch, by design)
             and not result.stopped
             and not result.interrupted
             and len(history) == self.max_epochs
         ):
             from tsrnn.exceptions import ConvergenceWarning
 
-            why = (
-                "the validation loss had improved within the last patience="
-                f"{self.patience} epochs"
-                if result.warmed_up
-                else "the best epoch is looked for only after a warm-up of "
-                f"{_training.WARMUP_STEPS} optimizer steps, which these epochs did not reach, "
-                "so the last epoch was kept"
-            )
             warnings.warn(
                 f"max_epochs={self.max_epochs} reached before early stopping ended training "
-                f"({why}). Raise max_epochs, or set early_stopping=False to train a fixed "
+                f"(the validation loss had improved within the last patience={self.patience} "
+                "epochs). Raise max_epochs, or set early_stopping=False to train a fixed "
                 "number of epochs.",
                 ConvergenceWarning,
                 stacklevel=4,
