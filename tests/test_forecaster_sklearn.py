@@ -265,7 +265,7 @@ def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
 
     y = monthly().to_numpy()
     model = RNNForecaster(**TINY).fit(y[:60])
-    with pytest.raises(ValueError, match="y ends with the last rows the model was trained on"):
+    with pytest.raises(ValueError, match="are the data the model was fitted on, row for row"):
         model.score(y[:60])
     assert np.isfinite(model.score(y[60:66]))  # the rows after: a forecast's score
     assert np.isfinite(model.score(y[48:60] + 1.0))  # the same length, other values
@@ -276,6 +276,16 @@ def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
             RNNForecaster(**TINY), y, None, param_name="hidden_size", param_range=[3, 4], cv=cv
         )
     assert np.isnan(train).all() and np.isfinite(test).all()
+    # a real test fold that ends as the training data does (periodic, or intermittent with a
+    # run of zeros) is scored: only the training data itself is refused (a fold identical to
+    # it row for row, as np.tile makes, cannot be told apart)
+    periodic = np.tile(np.arange(10.0), 4)
+    model = RNNForecaster(**dict(TINY, window=6)).fit(periodic[:20])
+    assert np.isfinite(model.score(periodic[20:30]))
+    zeros = np.zeros(60)
+    zeros[[3, 17, 31]] = 5.0
+    model = RNNForecaster(**dict(TINY, window=6)).fit(zeros[:30])
+    assert np.isfinite(model.score(zeros[30:60]))
 
 
 def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():

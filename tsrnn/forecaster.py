@@ -119,6 +119,14 @@ def _rows_at_truths_steps(X, y):
     return pd.DataFrame(arr, index=y.index)
 
 
+def _digest(values: np.ndarray) -> str:
+    """A digest of float64 rows, to recognise the same data later without keeping it."""
+    import hashlib
+
+    rows = np.ascontiguousarray(values, dtype=np.float64)
+    return hashlib.sha256(rows.tobytes() + repr(rows.shape).encode()).hexdigest()
+
+
 def _check_backend_device(backend, asked, device: torch.device) -> None:
     """A backend that cannot run on the fit's device, said in the estimator's terms (its
     ``device`` parameter; the layers' message speaks of moving tensors and modules)."""
@@ -685,6 +693,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 else None
             ),
             "mase_scale_": mase_scale(data),
+            # (rows, digest) of a single series' target without covariates: what score
+            # recognises as the training data itself (_is_training_tail)
+            "_train_digest_": (
+                (len(data.values), _digest(data.values))
+                if not covariates and data.ids is None
+                else None
+            ),
         }
         return {"problem": problem, "attrs": attrs}
 
@@ -1060,26 +1075,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         }
 
     def _is_training_tail(self, truth, t_arr) -> bool:
-        """Whether ``truth``, without time stamps (an array, or numbered from 0), is the data
-        the model has seen: as many rows, ending with the very rows it last saw. Such rows
-        are taken as continuing the series, so the forecasts of the steps after the training
-        data would be scored against the training rows (scikit-learn's ``validation_curve``
-        and ``learning_curve`` score the training fold, and cannot be told not to)."""
-        layout = self._layout_
+        """Whether ``truth``, without time stamps (an array, or numbered from 0), is the very
+        data the model was fitted on (the same rows, bit for bit: their digest is kept at fit).
+        Such rows are taken as continuing the series, so the forecasts of the steps after the
+        training data would be scored against the training rows (scikit-learn's
+        ``validation_curve`` and ``learning_curve`` score the training fold, and cannot be
+        told not to). After ``update`` the check is off: the digest covers fit's rows only."""
+        digest = getattr(self, "_train_digest_", None)
         index = getattr(truth, "index", None)
-        if layout["covariates"] or layout["ids"] is not None:
-            return False  # (scikit-learn's own checks score covariate models in-sample)
-        if not (index is None or is_positionless(index)):
+        if digest is None or not (index is None or is_positionless(index)):
             return False
-        tail = self._y_tail_[0]
-        L = len(tail)
-        seen = self._ends_[0] + 1 if layout["axis"].kind is None else None
-        if len(t_arr) < L or (seen is not None and len(t_arr) != seen):
-            return False
-        if t_arr.shape[1] != tail.shape[1]:
-            return False
-        scaled = (t_arr[-L:] - self._y_loc_[0]) / self._y_scale_[0]
-        return bool(np.array_equal(scaled, tail))
+        return len(t_arr) == digest[0] and _digest(t_arr) == digest[1]
 
     def _row_numbered(self, index):
         """``index``, or None where it numbers rows continuing covariates that fit (and
@@ -1376,13 +1382,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         t_arr = true.values if true is not None else _to_2d(truth, "y")
         if self._is_training_tail(truth, t_arr):
             raise ValueError(
-                "y ends with the last rows the model was trained on (or updated with), as "
-                "many rows as it has seen: these are the training data, and forecasts of rows "
-                "that continue the series would be scored against them. In-sample scores are "
-                "not offered (a forecaster is scored on the rows after its training data); "
-                "with validation_curve, learning_curve or a halving search the training "
-                "scores are NaN for this reason, and pandas data with time stamps tell the "
-                "rows apart."
+                "The true values given to score are the data the model was fitted on, row for "
+                "row: forecasts of the steps after them would be scored against them. "
+                "In-sample scores are not offered (a forecaster is scored on the rows after "
+                "its training data); with validation_curve, learning_curve or a halving "
+                "search the training scores are NaN for this reason."
             )
         pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(t_arr), -1)
@@ -1586,6 +1590,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     last = last.tz_convert(pd.Timestamp(ends[k]).tz)  # the series' own zone
                 ends[k] = last
         self._y_tail_, self._x_tail_, self._ends_ = y_tail, x_tail, ends
+        self._train_digest_ = None  # the data seen is no longer fit's alone
         if row_end is not None:
             self._x_row_end_ = row_end
         return self
