@@ -259,12 +259,12 @@ RUN_OFF = 10.0  # a kept epoch's training loss this many times the first epoch's
 
 
 def _ran_off(history, best_epoch, initial_loss) -> bool:
-    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the first batch's or
-    more. That batch's loss, at the untrained weights, is what a fit that learns improves on
-    (the network's outputs start near zero, so it is about the base forecast's loss), so ten
-    times it is a divergence that has not overflowed: SGD at too high a learning rate went
-    from 2.4 to 6.5e21, Adam at 1e6 from about 1 to 2e11 within its first epoch, with
-    forecasts to match. (Epoch 1's mean can already hold the run-off.)"""
+    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the loss at the initial
+    weights or more (:func:`tsrnn._training.initial_loss`). That loss is what a fit that
+    learns improves on (the network's outputs start near zero, so it is about the base
+    forecast's loss), so ten times it is a divergence that has not overflowed: SGD at too
+    high a learning rate went from 2.4 to 6.5e21, Adam at 1e6 from about 1 to 2e11 within its
+    first epoch, with forecasts to match. (Epoch 1's mean can already hold the run-off.)"""
     kept = history[best_epoch - 1]["train_loss"]
     return bool(
         initial_loss is not None
@@ -922,8 +922,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             first = result.initial_loss
             kept = history[result.best_epoch - 1]["train_loss"]
             warnings.warn(
-                f"The training loss rose from {first:.3g} (the first batch, at the initial "
-                f"weights) to {kept:.3g} in epoch {result.best_epoch}, whose weights were "
+                f"The training loss rose from {first:.3g} (at the initial weights) to "
+                f"{kept:.3g} in epoch {result.best_epoch}, whose weights were "
                 "kept: training ran off without overflowing. Lower learning_rate, keep "
                 "gradient clipping on (clip_norm), or scale the target.",
                 ConvergenceWarning,
