@@ -214,9 +214,13 @@ def test_too_short_message_offers_no_fix_that_fails_too(no_training):
         [("a", t) for t in range(40)] + [("b", 0)], names=["id", "t"]
     )
     panel = pd.Series(np.arange(41.0), index=idx)
-    fix = r"Use a longer series or a panel without series 'b' \(forecast it apart\)\.$"
+    fix = r"Use a longer series or a panel without the series too short for it \(\['b'\]\)\.$"
     with pytest.raises(ValueError, match=fix):
         RNNForecaster(**TINY).fit(panel)
+    # every series short: leaving them out leaves nothing, so it is not offered
+    idx = pd.MultiIndex.from_product([["a", "b", "c"], range(2)], names=["id", "t"])
+    with pytest.raises(ValueError, match=r"Use a longer series\.$"):
+        RNNForecaster(**TINY).fit(pd.Series(np.arange(6.0), index=idx))
 
 
 def test_too_short_for_a_long_direct_horizon_offers_a_smaller_one(no_training):

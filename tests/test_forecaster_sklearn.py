@@ -255,6 +255,15 @@ def test_covariates_numbered_by_row_beside_a_dated_target_in_cross_validation():
     pd.testing.assert_series_equal(model.predict(X.iloc[63:66]), model.predict(dated.iloc[63:66]))
 
 
+def test_year_numbers_beside_yearly_data_are_not_row_numbers():
+    """Covariates indexed by the years 1991-2000 beside a target of 2001-2010 were paired row
+    by row as numbered rows: four-digit numbers beside yearly data are years."""
+    y = pd.Series(np.arange(10.0) ** 1.1, index=pd.period_range("2001", periods=10, freq="Y"))
+    X = pd.DataFrame({"c": np.arange(10.0)}, index=np.arange(1991, 2001))
+    with pytest.raises(ValueError, match="X and y have different indexes"):
+        RNNForecaster(**dict(TINY, window=3)).fit(X, y)
+
+
 def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
     """validation_curve and learning_curve score each training fold: as an array, those rows
     were taken as continuing the series and scored against the forecasts of the steps after

@@ -207,8 +207,8 @@ def test_panel_messages_name_the_fix_that_fits_a_panel():
     )
     with pytest.raises(
         ValueError,
-        match=r"Series 9 of y is too short.*Use a longer series or a panel without series 9 "
-        r"\(forecast it apart\)\.$",
+        match=r"Series 9 of y is too short.*Use a longer series or a panel without the series "
+        r"too short for it \(\[9\]\)\.$",
     ):
         # window 2 (the smallest), step 1 and early stopping off: nothing else to offer
         RNNForecaster(**TINY, early_stopping=False).fit(short)

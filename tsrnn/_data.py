@@ -557,9 +557,16 @@ def paired_by_position(covs_index, target_index) -> bool:
     cross-validation fold's ``X.iloc[100:]``: consecutive whole numbers, which cannot be time
     stamps) beside a target indexed by dates or periods: their rows are the target's steps,
     in order."""
-    return isinstance(target_index, pd.DatetimeIndex | pd.PeriodIndex) and row_numbers(
+    if not isinstance(target_index, pd.DatetimeIndex | pd.PeriodIndex) or not row_numbers(
         covs_index
-    )
+    ):
+        return False
+    # beside yearly data, numbers of four digits are years, not row numbers: 1991-2000 beside
+    # 2001-2010 are other years, refused as a different index
+    freq = getattr(target_index, "freqstr", None) or ""
+    yearly = freq.upper().startswith(("Y", "A", "BY", "BA"))
+    values = np.asarray(covs_index)
+    return not (yearly and len(values) and values.min() >= 1000 and values.max() <= 9999)
 
 
 def row_numbers(index) -> bool:

@@ -789,8 +789,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         # each fix offered only where it alone would make the series long enough
         smallest = 1 if covariates else 2  # window=1 needs covariates
         fixes = ["a longer series"]
-        if data.ids is not None:
-            fixes.append(f"a panel without series {label(data.ids[k])!r} (forecast it apart)")
+        if data.ids is not None and len(short) < data.n_series:  # some series are long enough
+            names = [label(data.ids[i]) for i in short[:5]]
+            more = f" and {len(short) - 5} more" if len(short) > 5 else ""
+            fixes.append(f"a panel without the series too short for it ({names}{more})")
         if window > smallest and n >= smallest + H + v:
             fixes.append("a smaller window (window='auto' adapts to short series)")
         # with a horizon of 1 the validation part shrinks too (it is at least the horizon)
