@@ -658,6 +658,9 @@ def test_max_epochs_reached_before_early_stopping_warns():
     y = seasonal(400, seed=1)
     with pytest.warns(ConvergenceWarning, match=r"max_epochs=20 reached .* last patience=30"):
         RNNForecaster(**dict(TINY, max_epochs=20)).fit(y)  # 23 steps an epoch: warmed up
+    # one epoch of 360 steps is past the warm-up too (only the epochs before were counted)
+    with pytest.warns(ConvergenceWarning, match=r"max_epochs=1 reached"):
+        RNNForecaster(**dict(TINY, max_epochs=1, batch_size=1)).fit(y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         RNNForecaster(**dict(TINY, early_stopping=False)).fit(y)  # asked for 2 epochs

@@ -276,6 +276,8 @@ def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
     model = RNNForecaster(**TINY).fit(y[:60])
     with pytest.raises(ValueError, match="are the data the model was fitted on, row for row"):
         model.score(y[:60])
+    with pytest.raises(ValueError, match="are the data the model was fitted on"):
+        model.score(list(y[:60]))  # a list's .index is a method, not an index
     assert np.isfinite(model.score(y[60:66]))  # the rows after: a forecast's score
     assert np.isfinite(model.score(y[48:60] + 1.0))  # the same length, other values
     cv = TimeSeriesSplit(n_splits=2, test_size=6)

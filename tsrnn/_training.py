@@ -513,7 +513,7 @@ class FitResult:
     initial_loss: float | None = None
     # early stopping ended training (patience ran out), rather than max_epochs or an event
     stopped: bool = False
-    # the warm-up (WARMUP_STEPS optimizer steps) ended before the last epoch
+    # the warm-up (WARMUP_STEPS optimizer steps) ended within training, with early stopping
     warmed_up: bool = False
 
 
@@ -623,7 +623,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
                 if warm is None or valid_loss < warm[0]:
                     warm = (valid_loss, epoch, best_state)
             elif early:
-                warmed_up = warmed_up or epoch < settings["max_epochs"]
+                warmed_up = warmed_up or epoch * steps_per_epoch >= WARMUP_STEPS
                 if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
                     best_state = _copy_state(net)

@@ -1084,7 +1084,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ``validation_curve`` and ``learning_curve`` score the training fold, and cannot be
         told not to). After ``update`` the check is off: the digest covers fit's rows only."""
         digest = getattr(self, "_train_digest_", None)
-        index = getattr(truth, "index", None)
+        index = truth.index if isinstance(truth, pd.Series | pd.DataFrame) else None
         if digest is None or not (index is None or is_positionless(index)):
             return False
         return len(t_arr) == digest[0] and _digest(t_arr) == digest[1]
@@ -1539,7 +1539,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             pos = np.array([0])
         row_end = getattr(self, "_x_row_end_", None)
         if row_end is not None:
-            covs_index = getattr(covs, "index", None)
+            covs_index = covs.index if isinstance(covs, pd.Series | pd.DataFrame) else None
             if row_numbers(covs_index) and not is_positionless(covs_index):
                 if int(covs_index[0]) != row_end + 1:
                     raise ValueError(
