@@ -218,6 +218,17 @@ def test_a_column_name_with_a_comma_can_be_named(tmp_path, capsys):
     assert code == 0 and out.splitlines()[0] == 'day,"Sales, EUR"'
 
 
+def test_estimator_parameter_checks_speak_the_options(series_csv, capsys):
+    """scikit-learn's "The 'dropout' parameter of RNNForecaster must be ... or None" reached
+    the command line as is (and '--learning-rate' in its quotes)."""
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "2"]
+    err = _fails([*argv, "--dropout", "2"], capsys)
+    assert "--dropout must be a float in the range [0.0, 1.0). Got 2.0 instead." in err
+    err = _fails([*argv, "--clip-norm", "0"], capsys)
+    assert "--clip-norm must be a float in the range (0.0, inf) or none." in err
+    assert "parameter of RNNForecaster" not in err
+
+
 def test_save_model_to_dash_is_refused(capsys):
     argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
     err = _fails(argv, capsys)

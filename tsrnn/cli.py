@@ -1335,6 +1335,13 @@ def _as_cli_options(message: str) -> str:
         return f"{flags[param]} {value}"
 
     names = "|".join(sorted(flags, key=len, reverse=True))
+    # scikit-learn's parameter check: "The 'dropout' parameter of RNNForecaster must be a
+    # float in the range [0.0, 1.0) ... or None. Got 2.0 instead."
+    checked = re.match(rf"The '({names})' parameter of RNNForecaster must be (.*)", message)
+    if checked:
+        rule = checked.group(2).replace(" or None.", " or none.")
+        rule = rule.replace(", an instance of 'numpy.random.mtrand.RandomState'", "")
+        return f"{flags[checked.group(1)]} must be {rule}"
     value = r"'[^']*'|\"[^\"]*\"|[\w+-]+(?:\.[\w+-]+)*"  # a number's point, not a full stop
     message = re.sub(rf"(?<![\w.])({names})=({value})", option, message)
     # a parameter named alone ("raise max_epochs"): only the names with an underscore, which
