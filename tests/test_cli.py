@@ -229,6 +229,15 @@ def test_estimator_parameter_checks_speak_the_options(series_csv, capsys):
     assert "parameter of RNNForecaster" not in err
 
 
+def test_a_dataset_with_covariates_forecasts_its_target(capsys):
+    """--dataset electricity_demand forecast workday and temperature as targets beside demand
+    (workday as 0.99999999), where the dataset names demand its target."""
+    argv = ["forecast", "--dataset", "electricity_demand", "-H", "2", *FAST, "--max-epochs", "1"]
+    code, out, err = _run(argv, capsys)
+    assert code == 0 and out.splitlines()[0] == "time,demand"
+    assert "forecasting its target ['demand']" in err and "['workday', 'temperature']" in err
+
+
 def test_save_model_to_dash_is_refused(capsys):
     argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", "-"]
     err = _fails(argv, capsys)

@@ -599,6 +599,7 @@ def _read_input(args):
             )
         if args.freq is not None:
             data.index = _apply_freq(data.index, args.freq, f"dataset {name!r}")
+        _dataset_target(loaders[name], name, args)
         return data, name
     frame = _read_csv(args.csv, args)
     if args.csv == "-":
@@ -667,6 +668,27 @@ def _open_maybe_compressed(path):
             ) from None
         return zstandard.open(path, "rb")
     return open(path, "rb")
+
+
+def _dataset_target(loader, name, args):
+    """A dataset that names its target (``return_X_y``: the rest are covariates) forecasts
+    that target by default, not every numeric column: its covariates' future values are
+    known only with --future."""
+    import inspect
+
+    if args.target or "return_X_y" not in inspect.signature(loader).parameters:
+        return
+    X, y = loader(return_X_y=True)
+    targets = [y.name] if getattr(y, "ndim", 1) == 1 else list(y.columns)
+    args.target = [str(t) for t in targets]
+    left = [str(c) for c in getattr(X, "columns", []) if str(c) not in (args.covariates or [])]
+    if left:
+        print(
+            f"tsrnn: dataset {name!r}: forecasting its target {args.target}; its covariate(s) "
+            f"{left} are left out (to use them, name them with --covariates and give their "
+            "future values with --future, or name the columns to forecast with --target)",
+            file=sys.stderr,
+        )
 
 
 def _read_csv(path, args):
