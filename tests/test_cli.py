@@ -203,10 +203,13 @@ def test_spaces_after_commas_and_other_encodings(tmp_path, capsys):
 def test_warnings_are_one_line_notes_in_the_commands_terms(series_csv, capsys):
     """The estimator's warnings printed Python's file:line and the source line (model.fit(y)),
     and named parameters (max_epochs=2) the command spells otherwise."""
-    code, _, err = _run(["forecast", series_csv, "--target", "sales", "-H", "2", *FAST], capsys)
+    # one window a step: 20 epochs are past the warm-up, and patience (30) has not run out
+    more = ["--batch-size", "1", "--max-epochs", "20"]
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "2", *FAST, *more]
+    code, _, err = _run(argv, capsys)
     assert code == 0
     note = next(line for line in err.splitlines() if "reached before early stopping" in line)
-    assert note.startswith("tsrnn: warning: --max-epochs 2 reached")
+    assert note.startswith("tsrnn: warning: --max-epochs 20 reached")
     assert "Raise --max-epochs, or set --no-early-stopping" in note
     assert "model.fit" not in err and "ConvergenceWarning" not in err
 
@@ -216,6 +219,14 @@ def test_a_column_name_with_a_comma_can_be_named(tmp_path, capsys):
     path = _day_csv(tmp_path / "eur.csv", **{"Sales, EUR": 10 + np.arange(30.0) % 7, "x": 1.0})
     code, out, _ = _run(["forecast", path, "--target", "Sales, EUR", "-H", "2", *FAST], capsys)
     assert code == 0 and out.splitlines()[0] == 'day,"Sales, EUR"'
+    # the option's whole text names a column: that one, though its pieces name others
+    t = np.arange(30.0)
+    both = {"Sales": t % 5, "EUR": t % 3, "Sales, EUR": 10 + t % 7}
+    path = _day_csv(tmp_path / "both.csv", **both)
+    code, out, _ = _run(["forecast", path, "--target", "Sales, EUR", "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == 'day,"Sales, EUR"'
+    code, out, _ = _run(["forecast", path, "--target", "Sales,EUR", "-H", "2", *FAST], capsys)
+    assert code == 0 and out.splitlines()[0] == "day,Sales,EUR"
 
 
 def test_estimator_parameter_checks_speak_the_options(series_csv, capsys):
@@ -227,6 +238,23 @@ def test_estimator_parameter_checks_speak_the_options(series_csv, capsys):
     err = _fails([*argv, "--clip-norm", "0"], capsys)
     assert "--clip-norm must be a float in the range (0.0, inf) or none." in err
     assert "parameter of RNNForecaster" not in err
+
+
+def test_a_loaded_model_takes_no_target_and_gets_no_dataset_note(tmp_path, capsys):
+    """With --load-model, --target was ignored silently, and a dataset's note said its target
+    was forecast whatever the model had been fitted on."""
+    saved = tmp_path / "m.joblib"
+    argv = ["forecast", "--dataset", "electricity_demand", "-H", "2", *FAST, "--max-epochs", "1"]
+    assert _run([*argv, "--target", "temperature", "--save-model", saved], capsys)[0] == 0
+    err = _fails(
+        ["forecast", "--load-model", saved, "-H", "2", "--target", "demand"], capsys
+    )
+    assert "--target chooses columns for fitting" in err
+    code, out, err = _run(
+        ["forecast", "--dataset", "electricity_demand", "--load-model", saved, "-H", "2"], capsys
+    )
+    assert code == 0 and out.splitlines()[0] == "time,temperature"
+    assert "forecasting its target" not in err
 
 
 def test_a_dataset_with_covariates_forecasts_its_target(capsys):
@@ -591,7 +619,7 @@ def test_covariates_future_from_stdin(tmp_path, monkeypatch, capsys):
     assert list(forecast.index) == list(future_index)
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zip", ".tar.gz"])
 def test_compressed_files_are_read_as_pandas_reads_them(series_csv, tmp_path, suffix, capsys):
     """Reading each file once, as bytes, lost pandas' decompression by the file's name: a
     .csv.gz was refused as "not UTF-8 text"."""
@@ -605,12 +633,23 @@ def test_compressed_files_are_read_as_pandas_reads_them(series_csv, tmp_path, su
     if suffix == ".zip":
         with zipfile.ZipFile(packed, "w") as archive:
             archive.writestr("sales.csv", data)
+    elif suffix == ".tar.gz":
+        import tarfile
+
+        with tarfile.open(packed, "w:gz") as archive:
+            archive.add(series_csv, arcname="sales.csv")
     else:
         packed.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(data))
     argv = ["--target", "sales", "-H", "3", *FAST]
     code, from_packed, _ = _run(["forecast", packed, *argv], capsys)
     assert code == 0
     assert from_packed == _run(["forecast", series_csv, *argv], capsys)[1]
+
+
+def test_a_corrupt_archive_is_an_error_not_a_traceback(tmp_path, capsys):
+    bad = tmp_path / "bad.csv.xz"
+    bad.write_bytes(b"not xz data at all")
+    assert "cannot read" in _fails(["forecast", bad, "-H", "2"], capsys)
 
 
 def test_a_named_pipe_is_read_as_a_file(series_csv, tmp_path, capsys):

@@ -217,6 +217,16 @@ def test_too_short_message_offers_no_fix_that_fails_too(no_training):
     fix = r"Use a longer series or a panel without the series too short for it \(\['b'\]\)\.$"
     with pytest.raises(ValueError, match=fix):
         RNNForecaster(**TINY).fit(panel)
+    # two short series: the fixes are those that work for the shorter one too (for 'b' alone
+    # early_stopping=False would do, and 'c' then still failed)
+    idx = pd.MultiIndex.from_tuples(
+        [("a", t) for t in range(100)] + [("b", t) for t in range(13)] + [("c", 0), ("c", 1)],
+        names=["id", "t"],
+    )
+    with pytest.raises(ValueError, match=r"Series 'c' of y is too short") as info:
+        RNNForecaster(**dict(TINY, window=12)).fit(pd.Series(np.arange(115.0), index=idx))
+    assert "early_stopping=False" not in str(info.value)
+    assert "['b', 'c']" in str(info.value)
     # every series short: leaving them out leaves nothing, so it is not offered
     idx = pd.MultiIndex.from_product([["a", "b", "c"], range(2)], names=["id", "t"])
     with pytest.raises(ValueError, match=r"Use a longer series\.$"):

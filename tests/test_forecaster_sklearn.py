@@ -262,6 +262,11 @@ def test_year_numbers_beside_yearly_data_are_not_row_numbers():
     X = pd.DataFrame({"c": np.arange(10.0)}, index=np.arange(1991, 2001))
     with pytest.raises(ValueError, match="X and y have different indexes"):
         RNNForecaster(**dict(TINY, window=3)).fit(X, y)
+    # yearly stamps without a freq attribute (as read_csv parses them): years all the same
+    stamps = pd.DatetimeIndex(pd.to_datetime([f"{year}-01-01" for year in range(2001, 2011)]))
+    assert stamps.freq is None
+    with pytest.raises(ValueError, match="X and y have different indexes"):
+        RNNForecaster(**dict(TINY, window=3)).fit(X, y.set_axis(stamps))
 
 
 def test_training_rows_as_an_array_are_not_scored_as_a_forecast():

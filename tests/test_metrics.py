@@ -482,7 +482,7 @@ def test_make_forecast_scorer_checks_its_arguments_when_made():
         make_forecast_scorer("mae", greater_is_better="no")
     # values that fail whatever the data (a search reported NaN scores and a "best" model)
     for kwargs, message in (
-        ({"multioutput": "bogus"}, "multioutput must be"),
+        ({"multioutput": "bogus"}, "a scorer's multioutput must be 'uniform_average' or a 1-D"),
         ({"multioutput": [-1.0]}, "finite and >= 0, with a positive sum"),
         ({"multioutput": [0.0]}, "finite and >= 0, with a positive sum"),
     ):

@@ -563,7 +563,7 @@ def paired_by_position(covs_index, target_index) -> bool:
         return False
     # beside yearly data, numbers of four digits are years, not row numbers: 1991-2000 beside
     # 2001-2010 are other years, refused as a different index
-    freq = getattr(target_index, "freqstr", None) or ""
+    freq = getattr(target_index, "freqstr", None) or target_index.inferred_freq or ""
     yearly = freq.upper().startswith(("Y", "A", "BY", "BA"))
     values = np.asarray(covs_index)
     return not (yearly and len(values) and values.min() >= 1000 and values.max() <= 9999)

@@ -106,12 +106,35 @@ def _scaler(text):
     return None if text == "none" else text
 
 
-def _rejoin(names, columns):
+class _Columns(list):
+    """Column names split from one option's text, which is kept (``raw``)."""
+
+    raw = ""
+
+
+class _ExtendColumns(argparse.Action):
+    """``action='extend'`` for comma-separated columns, keeping each option's own text in
+    ``<dest>_raw`` (a column's name may hold commas: see :func:`_rejoin`)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, [*(getattr(namespace, self.dest, None) or []), *values])
+        raws = getattr(namespace, self.dest + "_raw", None) or []
+        setattr(namespace, self.dest + "_raw", [*raws, values.raw])
+
+
+def _rejoin(names, columns, raws=None):
     """``names`` (from comma-separated options) with the pieces of a column name that holds
     commas put back together: ``--target "Sales, EUR"`` reads as 'Sales' and 'EUR', which
-    are no columns, where 'Sales, EUR' is one. Names that are columns stay as they are."""
+    are no columns, where 'Sales, EUR' is one. An option whose whole text names a column
+    means that column (``raws``: each option's text), even where its pieces name others."""
     if not names:
         return names
+    if raws:
+        out = []
+        for raw in raws:
+            whole = raw.strip()
+            out += [whole] if whole in columns else _rejoin(_columns(raw), columns)
+        return out
     out, i = [], 0
     while i < len(names):
         joined = None
@@ -132,9 +155,10 @@ def _rejoin(names, columns):
 
 
 def _columns(text):
-    names = [name.strip() for name in text.split(",")]
+    names = _Columns(name.strip() for name in text.split(","))
     if not all(names):
         raise argparse.ArgumentTypeError(f"empty column name in {text!r}")
+    names.raw = text
     return names
 
 
@@ -225,7 +249,7 @@ def build_parser():
     data.add_argument(
         "--target",
         type=_columns,
-        action="extend",
+        action=_ExtendColumns,
         metavar="COLUMNS",
         help="comma-separated column(s) to forecast, modelled jointly (repeatable); "
         "default: every numeric column that is not a covariate (True/False columns "
@@ -234,7 +258,7 @@ def build_parser():
     data.add_argument(
         "--covariates",
         type=_columns,
-        action="extend",
+        action=_ExtendColumns,
         metavar="COLUMNS",
         help="comma-separated column(s) known in advance (calendar, promotions, ...; numbers "
         "or True/False) fed to the model as inputs; their values over the horizon must be "
@@ -447,8 +471,10 @@ def _forecast(args):
         fit_seconds = None
         y = None
     else:
-        args.target = _rejoin(args.target, frame.columns)
-        args.covariates = _rejoin(args.covariates, frame.columns)
+        args.target = _rejoin(args.target, frame.columns, getattr(args, "target_raw", None))
+        args.covariates = _rejoin(
+            args.covariates, frame.columns, getattr(args, "covariates_raw", None)
+        )
         covariates = args.covariates or []
         targets = _choose_targets(frame, covariates, args)
         y = frame[targets[0]] if len(targets) == 1 else frame[targets]
@@ -534,6 +560,11 @@ def _check_option_combinations(args):
             raise _InputError(
                 f"{option} names the column(s) {repeated} more than once: give each column once"
             )
+    if args.load_model is not None and args.target:
+        raise _InputError(
+            "--target chooses columns for fitting; a loaded model forecasts the columns it "
+            "was fitted on: leave --target out, or fit a new model"
+        )
     if args.load_model is not None and args.covariates:
         raise _InputError(
             "--covariates chooses columns for fitting; a loaded model already knows its "
@@ -599,7 +630,8 @@ def _read_input(args):
             )
         if args.freq is not None:
             data.index = _apply_freq(data.index, args.freq, f"dataset {name!r}")
-        _dataset_target(loaders[name], name, args)
+        if args.load_model is None:  # a loaded model forecasts what it was fitted on
+            _dataset_target(loaders[name], name, args)
         return data, name
     frame = _read_csv(args.csv, args)
     if args.csv == "-":
@@ -615,6 +647,8 @@ def _read_text(path):
     """The text of ``path``, or of standard input for ``'-'``, read once: a pipe
     (``<(...)``, ``/dev/stdin``) can be read only once, and the header is checked on the same
     text that pandas parses. Files to forecast from are small next to the memory it takes."""
+    import lzma
+    import tarfile
     import zipfile
 
     if path == "-":
@@ -629,8 +663,9 @@ def _read_text(path):
                 data = f.read()
         except _InputError:
             raise
-        except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:  # a corrupt archive
-            raise _InputError(f"cannot read {path!r}: {exc}") from None
+        except (OSError, EOFError, ValueError, zipfile.BadZipFile, lzma.LZMAError,
+                tarfile.TarError) as exc:
+            raise _InputError(f"cannot read {path!r}: {exc}") from None  # a corrupt archive
     return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
 
 
@@ -643,6 +678,18 @@ def _open_maybe_compressed(path):
     import zipfile
 
     name = str(path).lower()
+    if name.endswith((".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")):
+        import tarfile
+
+        archive = tarfile.open(path, "r:*")
+        members = [m for m in archive.getmembers() if m.isfile()]
+        if len(members) != 1:
+            archive.close()
+            raise _InputError(
+                f"{path!r} holds {len(members)} files; give an archive of one CSV file, or "
+                "unpack it"
+            )
+        return archive.extractfile(members[0])
     if name.endswith(".gz"):
         return gzip.open(path, "rb")
     if name.endswith(".bz2"):

@@ -776,7 +776,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         short = np.flatnonzero(data.lengths < need)
         if not len(short):
             return
-        k = int(short[0])
+        # the series furthest from long enough: a fix offered for it works for every one
+        k = int(short[np.argmax((need - data.lengths)[short])])
         n = int(data.lengths[k])
         which = "y" if data.ids is None else f"Series {label(data.ids[k])!r} of y"
         valid = (

@@ -728,7 +728,11 @@ def _check_scorer_kwargs(metric, kwargs):
     if "multioutput" in kwargs:
         multioutput = kwargs["multioutput"]
         if isinstance(multioutput, str):
-            _check_multioutput(multioutput, 1)  # an unknown string
+            if multioutput != "uniform_average":  # a scorer returns one number
+                raise ValueError(
+                    "a scorer's multioutput must be 'uniform_average' or a 1-D array of "
+                    f"weights, one per target column; got {multioutput!r}."
+                )
         else:
             weights = np.asarray(multioutput)
             if not _is_real_dtype(weights.dtype) or weights.ndim != 1:
