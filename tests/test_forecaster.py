@@ -208,6 +208,10 @@ def test_direct_covariates_short_of_a_multiple_of_horizon_warn():
         warnings.simplefilter("error")
         full = model.predict(X.iloc[48:54])
     np.testing.assert_array_equal(short.to_numpy()[:3], full.to_numpy()[:3])
+    # through score too, the warning points at the caller's line, not into tsrnn
+    with pytest.warns(UserWarning, match=r"test folds of a multiple of horizon") as record:
+        model.score(X.iloc[48:52], y.iloc[48:52])
+    assert record[0].filename == __file__
 
 
 def test_predict_rows_in_the_past_raise():
@@ -626,6 +630,43 @@ def test_no_run_off_warning_for_a_healthy_fit_with_small_batches():
             hidden_size=8, window=2, batch_size=1, max_epochs=2, early_stopping=False,
             random_state=9,
         ).fit(y)
+
+
+def test_divergence_without_early_stopping_keeps_the_last_epoch_before_the_run_off():
+    """Losses 0.23, 2.4, 2e8, 3e18, 8e28, inf: epoch 5 was kept and forecast 2e18 passengers
+    (data 104-622); the warning did not say those weights were unusable."""
+    from tsrnn.datasets import load_air_passengers
+    from tsrnn.exceptions import ConvergenceWarning
+
+    y = load_air_passengers()
+    model = RNNForecaster(
+        optimizer="sgd", learning_rate=1.0, clip_norm=None, early_stopping=False, random_state=0
+    )
+    with pytest.warns(ConvergenceWarning, match=r"epoch 1 were kept, the last before the loss"):
+        model.fit(y)
+    assert model.best_epoch_ == 1 and model.n_epochs_ > 3
+    assert model.history_[2]["train_loss"] > 1e6
+    assert ((model.predict(12) > 0) & (model.predict(12) < 1500)).all()
+
+
+def test_warnings_for_a_constant_series_and_the_scaler_advice():
+    """A constant series is forecast by its base alone: its validation loss wobbles at 1e-10,
+    counted as improving, and it warned "max_epochs reached ... raise max_epochs", which
+    changes nothing. The divergence advice said "scale the target" with the target scaled."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    days = pd.date_range("2000-01-01", periods=100, freq="D")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RNNForecaster(random_state=0).fit(pd.Series(7.0, index=days))
+    wild = dict(optimizer="sgd", learning_rate=1.0, clip_norm=None, early_stopping=False,
+                max_epochs=6, random_state=0)
+    y = seasonal(120)
+    with pytest.warns(ConvergenceWarning) as record:
+        RNNForecaster(**wild).fit(y)
+    assert "scaler" not in str(record[0].message)
+    with pytest.warns(ConvergenceWarning, match=r"or set scaler='standard'\."):
+        RNNForecaster(scaler=None, **wild).fit(y)
 
 
 def test_a_run_off_first_epoch_is_not_kept():

@@ -58,8 +58,12 @@ _OPTIMIZERS = {
 }
 # relative improvement of the validation loss that counts as progress for ``patience``
 _TOL = 1e-4
+# and by more than this share of the first epoch's validation loss: float noise is no gain
+_ABS_TOL = 1e-8
 # optimizer steps before early stopping looks for the best epoch (see :func:`fit_loop`)
 WARMUP_STEPS = 300
+# a training loss this many times the one at the initial weights: the fit ran off
+RUN_OFF = 10.0
 _VALID_BATCH = 1024
 # standard deviation of the training inputs' noise, relative to that of each target column's
 # one-step changes
@@ -594,6 +598,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     initial = _copy_state(net)
     best_loss, best_epoch, best_state, waited = math.inf, 0, initial, 0
     warm = None  # (validation loss, epoch, weights) of the warm-up's best epoch so far
+    sane = (0, initial)  # without early stopping: the last epoch that had not run off
     first = []  # the training loss at the initial weights: the first batch's, if large enough
     if settings["batch_size"] < BASELINE_WINDOWS and problem.plan.n_train > 0:
         first.append(initial_loss(net, problem, settings))
@@ -615,6 +620,8 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
             if not math.isfinite(train_loss if valid_loss is None else valid_loss):
                 if early and math.isinf(best_loss):  # diverged within the warm-up
                     best_epoch, best_state = _least_diverged(net, problem, settings, initial, warm)
+                elif not early:  # the last epoch before the loss ran off, not one far off
+                    best_epoch, best_state = sane
                 break
             warming = epoch * steps_per_epoch < WARMUP_STEPS and epoch < settings["max_epochs"]
             if early and warming:
@@ -624,7 +631,10 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
                     warm = (valid_loss, epoch, best_state)
             elif early:
                 warmed_up = warmed_up or epoch * steps_per_epoch >= WARMUP_STEPS
-                if valid_loss < best_loss * (1 - _TOL) or math.isinf(best_loss):
+                # relative, and above float noise: a constant or noise-free series' loss
+                # wobbles at 1e-11 and counted as improving for ever
+                floor = _ABS_TOL * history[0]["valid_loss"]
+                if valid_loss < best_loss * (1 - _TOL) - floor or math.isinf(best_loss):
                     best_loss, best_epoch, waited = valid_loss, epoch, 0
                     best_state = _copy_state(net)
                 else:
@@ -632,6 +642,8 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
             else:
                 # the weights kept should training later diverge or be interrupted mid-epoch
                 best_epoch, best_state = epoch, _copy_state(net)
+                if not (first and train_loss >= RUN_OFF * first[0]):
+                    sane = (epoch, best_state)  # a divergence falls back on these
             if progress is not None:
                 progress(record, best_epoch)
             if early and waited >= settings["patience"]:

@@ -255,7 +255,21 @@ def _covariate_gap(steps, index, whose: str) -> ValueError:
     )
 
 
-RUN_OFF = 10.0  # a kept epoch's training loss this many times the first epoch's: ran off
+RUN_OFF = _training.RUN_OFF
+
+
+def _user_stacklevel() -> int:
+    """``warnings.warn``'s stacklevel, from the function that calls this one, of the first frame
+    outside tsrnn: the user's line (or scikit-learn's, in a search), through predict or
+    score alike."""
+    import os
+    import sys
+
+    root = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(root):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 2
 
 
 def _ran_off(history, best_epoch, initial_loss) -> bool:
@@ -906,16 +920,27 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "The training loss became NaN or infinite: training diverged (the "
                 + (
                     f"weights of epoch {result.best_epoch} were kept"
+                    + (
+                        ", the last before the loss ran off"
+                        if not self.early_stopping and result.best_epoch < len(history) - 1
+                        else ""
+                    )
                     if result.best_epoch
                     else "initial weights were kept"
                     + (
                         ": it diverged in its first epoch"
                         if len(history) == 1
                         else ", as their validation loss was lower than any epoch's"
+                        if self.early_stopping
+                        else ", as every epoch had run off before the loss overflowed"
                     )
                 )
-                + "). Lower learning_rate, keep gradient clipping on (clip_norm), or scale the "
-                "target.",
+                + "). Lower learning_rate"
+                + (
+                    ", keep gradient clipping on (clip_norm), or set scaler='standard'."
+                    if self.scaler is None
+                    else " or keep gradient clipping on (clip_norm)."
+                ),
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -927,14 +952,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             warnings.warn(
                 f"The training loss rose from {first:.3g} (at the initial weights) to "
                 f"{kept:.3g} in epoch {result.best_epoch}, whose weights were "
-                "kept: training ran off without overflowing. Lower learning_rate, keep "
-                "gradient clipping on (clip_norm), or scale the target.",
+                "kept: training ran off without overflowing. Lower learning_rate"
+                + (
+                    ", keep gradient clipping on (clip_norm), or set scaler='standard'."
+                    if self.scaler is None
+                    else " or keep gradient clipping on (clip_norm)."
+                ),
                 ConvergenceWarning,
                 stacklevel=4,
             )
         elif (
             self.early_stopping
             and result.warmed_up  # (shorter than the warm-up: the last epoch, by design)
+            and not np.all(attrs["_constant_"])  # forecast by their base alone: net unused
             and not result.stopped
             and not result.interrupted
             and len(history) == self.max_epochs
@@ -1286,9 +1316,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             f"strategy='direct' emits horizon={H} steps per network call from the covariates "
             f"of all of them, but X has {n} row(s): the call for steps {full - H + 1}-{full} "
             f"read X's last row in place of the {full - n} step(s) past X. Pass X up to a "
-            f"multiple of horizon ({full} rows here) to forecast from the real covariates.",
+            f"multiple of horizon ({full} rows here) to forecast from the real covariates "
+            "(in score or cross-validation: test folds of a multiple of horizon rows, e.g. "
+            "TimeSeriesSplit(test_size=...)).",
             UserWarning,
-            stacklevel=4,
+            stacklevel=_user_stacklevel(),
         )
 
     def _assemble(self, values: list, plan):
