@@ -911,6 +911,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 stacklevel=4,
             )
         last = history[-1] if history else {}
+        # what a diverged or run-off fit can change (the target is scaled unless scaler=None)
+        advice = "Lower learning_rate" + (
+            ", keep gradient clipping on (clip_norm), or set scaler='standard'."
+            if self.scaler is None
+            else " or keep gradient clipping on (clip_norm)."
+        )
         if history and not all(
             np.isfinite(last[k]) for k in ("train_loss", "valid_loss") if last[k] is not None
         ):
@@ -935,12 +941,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                         else ", as every epoch had run off before the loss overflowed"
                     )
                 )
-                + "). Lower learning_rate"
-                + (
-                    ", keep gradient clipping on (clip_norm), or set scaler='standard'."
-                    if self.scaler is None
-                    else " or keep gradient clipping on (clip_norm)."
-                ),
+                + "). "
+                + advice,
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -952,12 +954,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             warnings.warn(
                 f"The training loss rose from {first:.3g} (at the initial weights) to "
                 f"{kept:.3g} in epoch {result.best_epoch}, whose weights were "
-                "kept: training ran off without overflowing. Lower learning_rate"
-                + (
-                    ", keep gradient clipping on (clip_norm), or set scaler='standard'."
-                    if self.scaler is None
-                    else " or keep gradient clipping on (clip_norm)."
-                ),
+                "kept: training ran off without overflowing. " + advice,
                 ConvergenceWarning,
                 stacklevel=4,
             )
