@@ -249,6 +249,18 @@ def test_panel_with_integer_time_labels_rows_numbered_from_zero_by_their_real_st
     np.testing.assert_array_equal(out.loc["b"].to_numpy(), model.predict(2).loc["b"].to_numpy())
 
 
+def test_dated_panel_labels_rows_numbered_from_zero_by_their_dates():
+    # as for one dated series: rows 0, 1, 2 continue each series and get its future stamps
+    panel = make_panel()
+    model = RNNForecaster(**TINY).fit(panel)
+    rows = pd.DataFrame(index=pd.MultiIndex.from_product([["c", "a"], range(3)]))
+    out = model.predict(rows)
+    expected = model.predict(3).loc[["c", "a"]]
+    assert out.index.equals(expected.index)
+    assert isinstance(out.index.get_level_values(1), pd.DatetimeIndex)
+    np.testing.assert_array_equal(out.to_numpy(), expected.to_numpy())
+
+
 @pytest.mark.parametrize("dtype", ["category", "int32", "str"])
 def test_forecasts_keep_the_series_ids_dtype(dtype):
     panel = make_panel()

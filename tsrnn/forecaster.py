@@ -1234,7 +1234,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         relabel = False  # a series' rows labelled 0, 1, ...: they continue it (as for one series)
         for j, k in enumerate(pos):
             seg = times[offsets[j] : offsets[j + 1]]
-            relabel |= layout["axis"].kind == "range" and is_positionless(seg)
+            relabel |= layout["axis"].kind is not None and is_positionless(seg)
             st = steps_ahead(
                 self._ends_[k],
                 layout["axis"],
