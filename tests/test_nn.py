@@ -572,3 +572,19 @@ def test_relu_nan_output_passes_the_gradient_on_as_torch_does():
     for a, b in zip(ours.parameters(), ref.parameters()):
         # (the weights' gradients read the NaN step's state: NaN in both)
         torch.testing.assert_close(a.grad, b.grad, equal_nan=True, **TOL[torch.float64])
+
+
+@pytest.mark.parametrize(("built", "mode"), [("tanh", "RNN_RELU"), ("relu", "RNN_TANH")])
+def test_rnn_reads_its_mode_as_torch_nn_does(built, mode):
+    # torch.nn.RNN's forward reads .mode, not .nonlinearity: set either after construction,
+    # and tsrnn's layer computes what torch.nn's does
+    torch.manual_seed(0)
+    ours, ref = _pair(f"rnn_{built}", 2, 3, 1, False, False, True, torch.float64)
+    x = torch.randn(5, 2, 2, dtype=torch.float64)
+    for m in (ours, ref):
+        m.mode = mode
+    torch.testing.assert_close(ours(x)[0], ref(x)[0], **TOL[torch.float64])
+    for m in (ours, ref):
+        m.mode = "RNN_TANH" if built == "tanh" else "RNN_RELU"
+        m.nonlinearity = "relu" if built == "tanh" else "tanh"
+    torch.testing.assert_close(ours(x)[0], ref(x)[0], **TOL[torch.float64])

@@ -994,7 +994,8 @@ class _KernelRNNMixin:
                 c0 = None if c0 is None else c0.unsqueeze(1)
 
         D = 2 if self.bidirectional else 1
-        nonlinearity = self.nonlinearity if cell == "rnn" else "tanh"
+        # the mode, as torch.nn.RNN's forward reads it (not the nonlinearity attribute)
+        nonlinearity = "relu" if self.mode == "RNN_RELU" else "tanh"
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):
