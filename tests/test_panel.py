@@ -529,3 +529,45 @@ def test_no_short_series_warning_where_no_series_is_short():
         warnings.simplefilter("always")
         RNNForecaster(**TINY).fit(y)
     assert not [w for w in caught if "window='auto'" in str(w.message)]
+
+
+def _panel_of(index, n_series=2):
+    values = np.sin(np.arange(len(index)) / 2) + 5
+    return pd.concat(
+        {f"s{k}": pd.Series(values + k, index=index) for k in range(n_series)},
+        names=["id", "time"],
+    )
+
+
+def test_monthly_stamps_on_one_day_in_a_panel_get_a_fix_that_works_on_a_panel():
+    # a level of a MultiIndex carries no frequency, so y.asfreq(...) cannot be the fix there
+    y = _panel_of(pd.date_range("2000-01-01", periods=40, freq="MS") + pd.Timedelta(days=14))
+    with pytest.raises(ValueError, match="day 15 of each month") as err:
+        RNNForecaster(**TINY).fit(y)
+    fix = "y.index = y.index.set_levels(y.index.levels[1].to_period('M'), level=1)"
+    assert fix in str(err.value)
+    exec(fix)
+    out = RNNForecaster(**TINY).fit(y).predict(2)
+    assert list(out.loc["s0"].index) == list(pd.period_range("2003-05", periods=2, freq="M"))
+
+
+def test_a_panel_with_missing_periods_gets_a_fix_that_works_on_a_panel():
+    y = _panel_of(pd.period_range("2000-01", periods=40, freq="M"))
+    y = y.drop(("s1", pd.Period("2001-06", "M")))
+    with pytest.raises(ValueError, match="missing periods") as err:
+        RNNForecaster(**TINY).fit(y)
+    fix = "y = y.groupby(level=0).apply(lambda s: s.droplevel(0).resample('M').asfreq())"
+    assert fix in str(err.value)
+    scope = {"y": y}
+    exec(fix, scope)
+    y = scope["y"].interpolate()
+    assert len(y) == 80
+    assert np.isfinite(RNNForecaster(**TINY).fit(y).predict(2).to_numpy()).all()
+
+
+def test_a_panel_of_two_stamp_series_is_not_told_to_set_a_frequency_it_cannot_hold():
+    y = _panel_of(pd.date_range("2000-01-01", periods=2, freq="MS"))
+    with pytest.raises(ValueError, match="at least 3 are needed") as err:
+        RNNForecaster(**TINY).fit(y)
+    assert "asfreq" not in str(err.value)
+    assert "Give longer series" in str(err.value)

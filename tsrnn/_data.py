@@ -327,18 +327,33 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
         freq = index.freqstr
         expected = pd.period_range(index[0], periods=len(index), freq=index.freq)
         if not index.equals(expected):
+            name = _argument(what)
+            fill = (
+                f"{name} = {name}.groupby(level=0).apply("
+                f"lambda s: s.droplevel(0).resample({freq!r}).asfreq())"
+                if panel
+                else f"{name} = {name}.resample({freq!r}).asfreq()"
+            )
             raise ValueError(
                 f"{what} has a PeriodIndex with missing periods (it is not a regular "
-                f"{freq!r} sequence). Fill the gaps, e.g. y.resample({freq!r}).asfreq() then "
-                "interpolate."
+                f"{freq!r} sequence). Fill the gaps, e.g. {fill}, then interpolate the new NaNs."
             )
         return freq
     if index.freq is not None:
         return _freq_value(index.freq)
     if len(index) < 3:
+        name = _argument(what)
+        fix = (
+            # a level of a MultiIndex carries no frequency; periods carry theirs in the dtype
+            "Give longer series, or index the time level by periods, e.g. "
+            f"{name}.index = {name}.index.set_levels("
+            f"{name}.index.levels[1].to_period('M'), level=1)."
+            if panel
+            else f"Set it explicitly, e.g. {name} = {name}.asfreq('MS')."
+        )
         raise ValueError(
             f"{what} has {len(index)} time stamp(s) and no frequency set: at least 3 are "
-            "needed to infer one. Set it explicitly, e.g. y = y.asfreq('MS')."
+            f"needed to infer one. {fix}"
         )
     with warnings.catch_warnings():
         # pandas 3 warns that infer_freq will return an offset; both are handled below
@@ -347,11 +362,19 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
     freq = getattr(freq, "freqstr", freq)
     if freq is None and _monthly_on_one_day(index):
         name = _argument(what)
-        raise ValueError(
-            f"{what} has monthly time stamps on day {index[0].day} of each month, which no "
-            "pandas frequency string describes. Give it that frequency, e.g. "
+        fix = (
+            # a level of a MultiIndex carries no frequency: months as periods carry theirs
+            "Index the time level by month: "
+            f"{name}.index = {name}.index.set_levels("
+            f"{name}.index.levels[1].to_period('M'), level=1)."
+            if panel
+            else "Give it that frequency, e.g. "
             f"{name} = {name}.asfreq(pd.DateOffset(months=1)), or index it by month: "
             f"{name} = {name}.to_period('M')."
+        )
+        raise ValueError(
+            f"{what} has monthly time stamps on day {index[0].day} of each month, which no "
+            f"pandas frequency string describes. {fix}"
         )
     if freq is None and grid is not None:
         name = _argument(what)
