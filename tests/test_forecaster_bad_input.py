@@ -531,3 +531,36 @@ def test_update_rows_missing_a_business_day_are_not_told_a_calendar_of_their_own
     with pytest.raises(ValueError, match="'B'") as info:
         model.update(y[100:115].drop(y.index[104]))
     assert "CustomBusinessDay" not in str(info.value)
+
+
+def _series_pieces():
+    return {k: Y.copy() + i for i, k in enumerate("ab")}
+
+
+@pytest.mark.parametrize("kind", ["dict", "list", "tuple"])
+def test_a_collection_of_series_as_y_is_refused_with_the_panel_fix(kind):
+    # NumPy read a list of series as rows: 2 time steps of 48 variables, stamps dropped
+    pieces = _series_pieces()
+    y = pieces if kind == "dict" else {"list": list, "tuple": tuple}[kind](pieces.values())
+    with pytest.raises(TypeError, match=f"y is a {kind}") as err:
+        RNNForecaster(**TINY).fit(y)
+    fix = re.search(r"y = (pd\.concat\(.*?names=\['id', 'time'\]\))", str(err.value))
+    panel = eval(fix.group(1), {"pd": pd, "y": y})
+    model = RNNForecaster(**TINY).fit(panel)
+    assert model.n_series_ == 2
+
+
+@pytest.mark.parametrize("kind", ["dict", "list"])
+def test_a_collection_of_series_as_covariates_is_refused_in_every_method(kind):
+    fitted = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40])
+    rows = X.iloc[40:]
+    bad = dict(rows.items()) if kind == "dict" else [rows["a"], rows["b"]]
+    whole = dict(X.items()) if kind == "dict" else [X["a"], X["b"]]
+    with pytest.raises(TypeError, match=f"X is a {kind}"):
+        RNNForecaster(**TINY).fit(whole, Y)
+    with pytest.raises(TypeError, match=f"X is a {kind}"):
+        fitted.predict(bad)
+    with pytest.raises(TypeError, match=f"X is a {kind}"):
+        fitted.score(bad, Y.iloc[40:])
+    fixed = pd.DataFrame(bad) if kind == "dict" else pd.concat(bad, axis=1)
+    np.testing.assert_array_equal(fitted.predict(fixed).to_numpy(), fitted.predict(rows).to_numpy())

@@ -1,5 +1,6 @@
 """Many series, one global model: panel layout, per-series indexes and scaling, PanelSplit."""
 
+import re
 import warnings
 
 import numpy as np
@@ -571,3 +572,18 @@ def test_a_panel_of_two_stamp_series_is_not_told_to_set_a_frequency_it_cannot_ho
         RNNForecaster(**TINY).fit(y)
     assert "asfreq" not in str(err.value)
     assert "Give longer series" in str(err.value)
+
+
+@pytest.mark.parametrize("names", [["id", "time"], [None, None]])
+def test_covariates_shared_by_the_series_of_a_panel_are_told_how_to_repeat_them(names):
+    y = _panel_of(pd.date_range("2000-01-01", periods=40, freq="MS"), n_series=3)
+    y.index = y.index.set_names(names)
+    dates = y.index.get_level_values(1).unique()
+    X = pd.DataFrame({"promo": np.arange(40) % 3 == 0}, index=dates).astype(float)
+    with pytest.raises(ValueError, match="shared by every series") as err:
+        RNNForecaster(**TINY).fit(X, y)
+    fix = re.search(r"X = (X\.reindex\(.*?\))\.", str(err.value)).group(1)
+    X = eval(fix, {"X": X, "y": y})
+    assert len(X) == 120
+    model = RNNForecaster(**TINY).fit(X, y)
+    assert model.n_features_in_ == 1

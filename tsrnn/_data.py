@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -205,7 +206,9 @@ def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
 def check_covariate_frame(X, what: str = "X") -> None:
     """Covariates given as a DataFrame: at least one column, every column numeric (or
     boolean), all values finite; else an error that names the columns and the fix. Arrays are
-    left to scikit-learn's checks (its messages name no columns because arrays have none)."""
+    left to scikit-learn's checks (its messages name no columns because arrays have none).
+    A dict, or a list of pandas objects, is refused (:func:`refuse_pandas_collections`)."""
+    refuse_pandas_collections(X, what)
     if not isinstance(X, pd.DataFrame):
         return
     if X.shape[1] == 0:
@@ -282,6 +285,26 @@ def label(value):
     """A series id as messages show it: NumPy scalars as plain Python values (99, not
     ``np.int64(99)``)."""
     return value.item() if isinstance(value, np.generic) else value
+
+
+def refuse_pandas_collections(y, what: str) -> None:
+    """A dict, or a list/tuple of pandas objects, is neither one array nor a panel: NumPy
+    would read a list of series as rows (their stamps lost, time and series swapped)."""
+    name = _argument(what)
+    if isinstance(y, Mapping):
+        raise TypeError(
+            f"{what} is a {type(y).__name__}. Pass one pandas object: a panel of series as a "
+            f"Series or DataFrame with a (series id, time) MultiIndex, e.g. "
+            f"{name} = pd.concat({name}, names=['id', 'time']), or the columns of one "
+            f"series' variables, {name} = pd.DataFrame({name})."
+        )
+    if isinstance(y, list | tuple) and any(isinstance(v, pd.Series | pd.DataFrame) for v in y):
+        raise TypeError(
+            f"{what} is a {type(y).__name__} of pandas objects. Pass one pandas object: a "
+            "panel of these series with a (series id, time) MultiIndex, e.g. "
+            f"{name} = pd.concat(dict(enumerate({name})), names=['id', 'time']), or the "
+            f"columns of one series' variables, {name} = pd.concat({name}, axis=1)."
+        )
 
 
 def _argument(what: str) -> str:
@@ -889,6 +912,7 @@ def check_target(
             f"{what} must be a pandas Series/DataFrame or an array-like of numbers, got "
             f"{type(y).__name__}."
         )
+    refuse_pandas_collections(y, what)
     try:
         arr = np.asarray(y)
     except Exception as exc:  # e.g. ragged nested lists

@@ -46,6 +46,7 @@ from tsrnn._data import (
     n_valid_rows,
     paired_by_position,
     panel_blocks,
+    refuse_pandas_collections,
     row_numbers,
     seasonal_mask,
     seasonal_period,
@@ -758,6 +759,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         return pd.Timestamp(self._ends_[0]).tz
 
     def _check_fit_covariates(self, covs, data: SeriesData):
+        check_covariate_frame(covs, "X")  # a dict or list of Series first: not read as rows
         if isinstance(covs, pd.Series) or getattr(np.asarray(covs), "ndim", 2) == 1:
             raise ValueError(
                 "Expected 2D array, got 1D array instead: covariates X are 2-D, one row per "
@@ -778,10 +780,23 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         )
         n_rows = len(data.values)
         if len(x) != n_rows:
+            shared = ""
+            if (
+                data.ids is not None
+                and isinstance(covs, pd.DataFrame)
+                and not isinstance(covs.index, pd.MultiIndex)
+            ):
+                # one row per time step, shared by every series of the panel
+                level = data.index[0].name
+                level = 1 if level is None else repr(level)
+                shared = (
+                    " For covariates shared by every series of the panel, repeat them for "
+                    f"each series: X = X.reindex(y.index, level={level})."
+                )
             raise ValueError(
                 f"X has {len(x)} rows but y has {n_rows}: covariates need exactly one row per "
                 "time step of the target. Found input variables with inconsistent numbers of "
-                f"samples: [{len(x)}, {n_rows}]."
+                f"samples: [{len(x)}, {n_rows}].{shared}"
             )
         return x, names
 
@@ -1080,6 +1095,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 f"predict expects an int h >= 1 or rows X (a pandas object or array), got "
                 f"{X!r} of type {type(X).__name__}."
             )
+        refuse_pandas_collections(X, "X")
         if isinstance(X, pd.Index):
             X = self._stamps_as_rows(X)
         if layout["ids"] is not None:
