@@ -719,6 +719,29 @@ def test_output_folders_are_checked_before_the_fit(tmp_path, capsys):
         assert "there is no folder" in err
 
 
+def test_no_output_is_written_over_another_output_or_an_input(series_csv, tmp_path, capsys):
+    """A forecast written over the model just saved (or over the loaded model), and a model
+    saved over the data file, were silent: exit 0, the file lost."""
+    data = series_csv.read_bytes()
+    saved = tmp_path / "m.joblib"
+    base = ["forecast", series_csv, "-H", "2", *FAST]
+    err = _fails([*base, "--save-model", saved, "-o", saved], capsys)
+    assert "--output and --save-model name the same file" in err
+    assert not saved.exists()
+    err = _fails([*base, "--save-model", series_csv], capsys)
+    assert "--save-model and the data file name the same file" in err
+    assert series_csv.read_bytes() == data
+    assert _run([*base, "--save-model", saved], capsys)[0] == 0
+    model = saved.read_bytes()
+    link = tmp_path / "link.joblib"
+    link.symlink_to(saved)
+    err = _fails(["forecast", "--load-model", saved, "-H", "2", "-o", link], capsys)
+    assert "--output and --load-model name the same file" in err
+    assert saved.read_bytes() == model
+    err = _fails([*base, "--plot", tmp_path / "a.png", "--save-model", tmp_path / "a.png"], capsys)
+    assert "--plot and --save-model name the same file" in err
+
+
 def test_a_failed_write_to_stdout_is_an_error_not_a_traceback(tmp_path):
     if not os.path.exists("/dev/full"):
         pytest.skip("needs /dev/full (Linux) to fail a write")

@@ -504,6 +504,34 @@ def _forecast(args):
     return 0
 
 
+def _same_file(a, b) -> bool:
+    """Two paths naming one file (the same path, or links to one existing file)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _check_distinct_files(args):
+    """No file written twice, and no input overwritten: each output its own file. A forecast
+    written over the saved model (or the data) would leave nothing but the forecast."""
+    outputs = [("--output", args.output), ("--plot", args.plot), ("--save-model", args.save_model)]
+    inputs = [("the data file", args.csv), ("--future", args.future),
+              ("--load-model", args.load_model)]
+    outputs = [(o, str(p)) for o, p in outputs if p is not None]
+    inputs = [(o, str(p)) for o, p in inputs if p is not None and str(p) != "-"]
+    for i, (option, path) in enumerate(outputs):
+        for other, other_path in outputs[i + 1 :] + inputs:
+            if _same_file(path, other_path):
+                lost = "overwrite the input" if (other, other_path) in inputs else "keep only one"
+                raise _InputError(
+                    f"{option} and {other} name the same file {path!r}: writing it would "
+                    f"{lost}. Give {option} another file name"
+                )
+
+
 def _check_option_combinations(args):
     if args.csv is not None and args.dataset is not None:
         raise _InputError("give either a CSV file or --dataset, not both")
@@ -533,6 +561,7 @@ def _check_option_combinations(args):
             raise _InputError(f"{option} {str(path)!r}: there is no folder {folder!r}")
         if folder is not None and not os.access(folder, os.W_OK):
             raise _InputError(f"{option} {str(path)!r}: the folder {folder!r} is not writable")
+    _check_distinct_files(args)
     if args.load_model is not None and args.save_model is not None:
         raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
     fit_only = [
