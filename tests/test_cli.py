@@ -811,6 +811,67 @@ def test_file_without_time_column_with_covariates_names_the_step_column(tmp_path
     assert [line.split(",")[0] for line in lines[1:]] == ["40", "41", "42"]
 
 
+def test_a_loaded_model_without_time_column_numbers_future_rows_from_its_own_end(
+    tmp_path, capsys
+):
+    """The CSV beside --load-model is only drawn as history: --future's rows were numbered
+    from its length, and a 30-row CSV beside a model of 40 rows was refused as 'not after
+    the end of the data'."""
+    history, future, saved = tmp_path / "h.csv", tmp_path / "f.csv", tmp_path / "m.joblib"
+    t = np.arange(40.0)
+    pd.DataFrame({"sales": t % 5 + t / 10, "promo": t % 3}).to_csv(history, index=False)
+    pd.DataFrame({"promo": [0.0, 1.0]}).to_csv(future, index=False)
+    argv = ["forecast", history, "--no-time-col", "--target", "sales", "--covariates", "promo"]
+    code, fitted, _ = _run([*argv, "--future", future, *FAST, "--save-model", saved], capsys)
+    assert code == 0
+    short = tmp_path / "short.csv"
+    pd.read_csv(history).iloc[:30].to_csv(short, index=False)
+    for data in ([], [short, "--no-time-col"], [history, "--no-time-col"]):
+        code, out, _ = _run(
+            ["forecast", *data, "--load-model", saved, "--future", future, "--no-time-col"],
+            capsys,
+        )
+        assert code == 0
+        assert out == fitted
+
+
+def test_a_loaded_model_takes_future_rows_only_if_it_has_covariates(series_csv, tmp_path, capsys):
+    """A target-only model took a --future file, ignored its columns and forecast at its
+    stamps, skipping steps silently."""
+    saved = tmp_path / "m.joblib"
+    assert _run(["forecast", series_csv, "-H", "2", *FAST, "--save-model", saved], capsys)[0] == 0
+    future = tmp_path / "future.csv"
+    pd.DataFrame({"month": ["2004-02-01", "2004-03-01"], "promo": [1.0, 0.0]}).to_csv(
+        future, index=False
+    )
+    err = _fails(["forecast", "--load-model", saved, "--future", future], capsys)
+    assert "fitted without covariates" in err and "--horizon" in err
+
+
+def test_load_model_refuses_what_is_not_a_fitted_forecaster_of_pandas_data(tmp_path, capsys):
+    import joblib
+    from sklearn.linear_model import LinearRegression
+
+    from tsrnn import RNNForecaster
+
+    y = np.sin(np.arange(40.0))
+    cases = {
+        "a LinearRegression, not a fitted tsrnn": LinearRegression().fit(y[:, None], y),
+        "the class RNNForecaster, not a fitted": RNNForecaster,
+        "never fitted": RNNForecaster(),
+        "fitted on a NumPy array": RNNForecaster(hidden_size=4, max_epochs=1).fit(y),
+        "covariates given as an array": RNNForecaster(hidden_size=4, max_epochs=1).fit(
+            y[:, None], pd.Series(y, index=pd.date_range("2000", periods=40, freq="D"))
+        ),
+    }
+    for i, (message, obj) in enumerate(cases.items()):
+        path = tmp_path / f"m{i}.joblib"
+        joblib.dump(obj, path)
+        for extra in ([], ["--n-threads", "1"]):
+            err = _fails(["forecast", "--load-model", path, "-H", "2", *extra], capsys)
+            assert message in err
+
+
 def test_messages_speak_the_commands_options(tmp_path, capsys):
     index = pd.date_range("2015-01-01", periods=96, freq="MS")
     frame = pd.DataFrame({"date": index.strftime("%Y-%m-%d"), "sales": 100 + np.sin(np.arange(96))})

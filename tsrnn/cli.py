@@ -300,7 +300,8 @@ def build_parser():
         metavar="PATH",
         help="forecast with a model saved by --save-model, without fitting; the forecast "
         "continues the data that model was fitted on (CSV/--dataset, if given, is only drawn "
-        "as history in --plot); of the model options only --n-threads applies to it",
+        "as history in --plot); of the model options only --n-threads applies to it. The "
+        "file is a pickle, and loading it runs code from it: load only files you trust",
     )
     out.add_argument(
         "-q",
@@ -458,9 +459,15 @@ def _forecast(args):
         model = _load_model(args.load_model)
         if "n_threads" in args:
             model.set_params(n_threads=args.n_threads)
-        future = _read_future(args, history, model)
         names = getattr(model, "feature_names_in_", None)
         covariates = [] if names is None else [str(name) for name in names]
+        if not covariates and args.future is not None:
+            raise _InputError(
+                f"the model in {args.load_model} was fitted without covariates: it forecasts "
+                "from its target alone, so --future has nothing to give it; leave --future "
+                "out and say how many steps to forecast with --horizon/-H STEPS"
+            )
+        future = _read_future(args, history, model)
         if covariates and future is None:
             raise _InputError(
                 f"the model in {args.load_model} was fitted with covariates {covariates}; give "
@@ -1328,7 +1335,14 @@ def _read_future(args, history, model):
             f"--horizon {args.horizon} but --future {args.future!r} has {len(future)} rows: the "
             "forecast covers the future rows, so leave out --horizon or make them agree"
         )
-    if args.no_time_col and history is not None:
+    if args.no_time_col and model is not None and model._layout_["axis"].kind == "range":
+        # Without time stamps the future rows continue the numbering of the data the model
+        # was fitted on (a CSV beside a loaded model is only drawn as history).
+        axis = model._layout_["axis"]
+        start = int(model._ends_[0]) + axis.step
+        stop = start + axis.step * len(future)
+        future.index = pd.RangeIndex(start, stop, axis.step, name=axis.name)
+    elif args.no_time_col and history is not None:
         # Without time stamps the future rows simply continue the numbering of the history.
         start = len(history)
         future.index = pd.RangeIndex(start, start + len(future), name=history.index.name)
@@ -1477,8 +1491,37 @@ def _load_model(path):
             f"{path!r} is not a model saved by 'tsrnn forecast --save-model' "
             f"({type(exc).__name__}: {exc})"
         ) from None
-    if not hasattr(model, "predict"):
-        raise _InputError(f"{path!r} holds a {type(model).__name__}, not a forecaster")
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    from tsrnn import RNNForecaster
+
+    if not isinstance(model, RNNForecaster):
+        what = f"the class {model.__name__}" if isinstance(model, type) else (
+            f"a {type(model).__name__}"
+        )
+        raise _InputError(
+            f"{path!r} holds {what}, not a fitted tsrnn RNNForecaster: give a model saved by "
+            "'tsrnn forecast --save-model' (or a fitted RNNForecaster saved with joblib.dump)"
+        )
+    try:
+        check_is_fitted(model)
+    except NotFittedError:
+        raise _InputError(
+            f"{path!r} holds an RNNForecaster that was never fitted: save it after fit"
+        ) from None
+    if model._layout_["kind"] == "array":
+        raise _InputError(
+            f"{path!r} holds a model fitted on a NumPy array: its forecasts carry no time "
+            "stamps or column names to write. Fit it on a pandas Series or DataFrame to use "
+            "it here, or forecast with it from Python"
+        )
+    if model._layout_["covariates"] and getattr(model, "feature_names_in_", None) is None:
+        raise _InputError(
+            f"{path!r} holds a model fitted with covariates given as an array: --future's "
+            "columns are matched to the covariates by name, and these have none. Fit it with "
+            "the covariates as a DataFrame to use it here, or forecast with it from Python"
+        )
     return model
 
 
