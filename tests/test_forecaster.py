@@ -986,6 +986,30 @@ def test_update_with_arrays_and_covariates():
     assert isinstance(out, np.ndarray) and out.shape == (6,)
 
 
+def test_update_of_a_covariate_model_without_covariates_is_refused_clearly():
+    # update(None, y_new) failed inside the update loop: 'NoneType' object is not subscriptable
+    y = seasonal(60)
+    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:48], y.iloc[:48])
+    before = model.predict(X.iloc[48:50])
+    with pytest.raises(ValueError, match=r"needs the new covariates.*\(X_new is None\)"):
+        model.update(None, y.iloc[48:52])
+    pd.testing.assert_series_equal(model.predict(X.iloc[48:50]), before)
+
+
+def test_update_with_one_or_two_rows_off_the_grid_says_so():
+    # "not a regular 'ME' sequence. Fill the gaps" where there were no gaps
+    y = pd.Series(np.sin(np.arange(48) / 2), index=pd.date_range("2000", periods=48, freq="ME"))
+    model = RNNForecaster(**TINY).fit(y)
+    for stamps in (["2004-01-15"], ["2004-01-01", "2004-02-01"]):
+        rows = pd.Series(np.ones(len(stamps)), index=pd.DatetimeIndex(stamps))
+        with pytest.raises(ValueError, match=r"not on the 'ME' grid \(e\.g\. \[Timestamp"):
+            model.update(rows)
+    gap = pd.Series([1.0, 2.0], index=pd.DatetimeIndex(["2004-01-31", "2004-03-31"]))
+    with pytest.raises(ValueError, match=r"not a regular 'ME' sequence\. Fill the gaps"):
+        model.update(gap)
+
+
 def test_update_covariates_must_share_the_targets_index():
     y = seasonal(60)
     X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)

@@ -564,3 +564,15 @@ def test_a_collection_of_series_as_covariates_is_refused_in_every_method(kind):
         fitted.score(bad, Y.iloc[40:])
     fixed = pd.DataFrame(bad) if kind == "dict" else pd.concat(bad, axis=1)
     np.testing.assert_array_equal(fitted.predict(fixed).to_numpy(), fitted.predict(rows).to_numpy())
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "x"])
+def test_n_threads_set_after_fit_is_checked_by_predict(bad):
+    # predict is the one reader of a fitted model's n_threads: 0, -1 and 2.5 ran silently
+    model = RNNForecaster(**TINY).fit(Y)
+    before = model.predict(2)
+    model.set_params(n_threads=bad)
+    with pytest.raises(ValueError, match=r"'n_threads' parameter of RNNForecaster must be an int"):
+        model.predict(2)
+    model.set_params(n_threads=1)
+    pd.testing.assert_series_equal(model.predict(2), before)

@@ -556,6 +556,13 @@ def check_time_index(
         if index.equals(expected):
             return TimeAxis(own_kind, freq, 1, index.name)
         if len(index) < 3:
+            offset = as_offset(freq)
+            off = [stamp for stamp in index if not offset.is_on_offset(stamp)][:3]
+            if off:  # too few rows to show a frequency, but these are not on the grid
+                raise ValueError(
+                    f"{what} has time stamps that are not on the {freq!r} grid (e.g. {off}). "
+                    "Use stamps of that frequency."
+                )
             raise ValueError(f"{what} is not a regular {freq!r} sequence. {_FILL_GAPS}")
     model = kind is not None or not panel
     of = "the data the model was fitted on" if model else "the panel's other series"

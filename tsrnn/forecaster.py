@@ -21,7 +21,11 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import (
+    Interval,
+    StrOptions,
+    validate_parameter_constraints,
+)
 from sklearn.utils.validation import (
     _get_feature_names,
     check_array,
@@ -1066,6 +1070,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ['2010Q1', '2010Q2']
         """
         check_is_fitted(self)
+        # the one parameter a fitted model reads (set_params after fit): checked as fit does
+        validate_parameter_constraints(
+            {"n_threads": self._parameter_constraints["n_threads"]},
+            {"n_threads": self.n_threads},
+            caller_name=type(self).__name__,
+        )
         with _training.thread_limits(self.n_threads, self.device_):
             plan = self._plan_forecast(X)
             values = self._run_forecast(plan)
@@ -1517,10 +1527,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         layout = self._layout_
         if layout["covariates"]:
-            if y is None:
+            if y is None or X is None:
                 raise ValueError(
                     "This model was fitted with covariates: update(X_new, y_new) needs the new "
-                    "covariates and the new target rows."
+                    "covariates and the new target rows"
+                    + (" (X_new is None)." if X is None and y is not None else ".")
                 )
             target, covs = y, X
             check_same_index(covs, target, "X_new", "y_new")
