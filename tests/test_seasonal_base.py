@@ -185,10 +185,37 @@ def test_the_default_model_beats_the_seasonal_naive_forecast(seed):
 def test_a_straight_line_is_not_seasonal_in_its_round_off(offset, slope):
     """The differences of ``1000 + t / 3`` vary only by round-off (1e-13): the test found a
     season in it and the model forecast from a year back."""
-    from tsrnn._data import check_target, seasonal_mask
 
     line = offset + slope * np.arange(120)
     assert not seasonal_mask(check_target(line, "y"), 12).any()
     # a real season on the same ramp still counts, also one of 5e-7 of the level
     t = np.arange(120)
     assert seasonal_mask(check_target(line + 0.05 * np.sin(2 * np.pi * t / 12), "y"), 12).all()
+
+
+def test_a_smooth_series_is_not_seasonal_for_its_short_lag_correlations():
+    """The differences of a smooth series are correlated at every short lag: one passed the
+    limit at lag 7 and was forecast from a week back (MASE 6.5 against ETS's 0.53)."""
+
+    t = np.arange(272)
+    smooth = pd.Series(
+        np.sin(t / 40) + 0.5 * np.cos(t / 17), index=pd.date_range("2000", periods=272, freq="D")
+    )
+    assert not seasonal_mask(check_target(smooth, "y"), 7).any()
+    assert RNNForecaster(**dict(TINY, max_epochs=1)).fit(smooth)._lead_ == 0
+    # a weekly season on the same curve is still found
+    weekly = smooth + 0.3 * np.sin(2 * np.pi * t / 7)
+    assert seasonal_mask(check_target(weekly, "y"), 7).all()
+
+
+def test_outlier_spikes_do_not_hide_a_season():
+    # eight spikes of +10 over a weekly season with noise 0.2: the differences' variance was
+    # the spikes', and the season was missed (MASE 0.78 against the seasonal naive's 0.22)
+
+    rng = np.random.default_rng(0)
+    t = np.arange(286)
+    values = 5 + np.sin(2 * np.pi * t / 7) + 0.2 * rng.standard_normal(286)
+    values[rng.choice(280, 8, replace=False)] += 10
+    y = pd.Series(values, index=pd.date_range("2000", periods=286, freq="D"))
+    assert seasonal_mask(check_target(y, "y"), 7).all()
+    assert RNNForecaster(**dict(TINY, max_epochs=1)).fit(y)._lead_ == 7
