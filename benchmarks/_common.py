@@ -11,6 +11,12 @@ from pathlib import Path
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
+# The machine's load when the script started (imported first thing), for the header: these
+# machines are shared, and a busy one slows the plain loops and torch's layers more than the
+# kernels (see README.md).
+_LOAD_AT_START = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
 def machine_header(threads: int | None = None) -> dict:
     import numba
     import torch
@@ -28,6 +34,8 @@ def machine_header(threads: int | None = None) -> dict:
         "numba": numba.__version__,
         "tsrnn": tsrnn.__version__,
     }
+    if _LOAD_AT_START is not None:
+        info["load"] = f"{_LOAD_AT_START:.2f} at start, {os.getloadavg()[0]:.2f} at end (1 min)"
     if torch.cuda.is_available():
         info["gpu"] = torch.cuda.get_device_name()
     return info

@@ -197,6 +197,9 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="one timed pair per case")
     p.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     args = p.parse_args(argv)
+    repeated = sorted({c for c in args.cases if args.cases.count(c) > 1})
+    if repeated:
+        p.error(f"--cases names {repeated} more than once: give each case once")
     setup_threads()
     import tsrnn
 
@@ -224,6 +227,8 @@ def main(argv=None):
                 tsrnn_s=statistics.median(t_ours),
                 speedup=statistics.median(ratios),
                 speedup_range=f"{min(ratios):.2f}-{max(ratios):.2f}",
+                plain_pairs_s=t_plain,
+                tsrnn_pairs_s=t_ours,
                 plain_loss=l_plain[-1],
                 tsrnn_loss=l_ours[-1],
                 plain_peak_mb=peak_memory_mb("plain", name),

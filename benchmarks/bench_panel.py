@@ -1,8 +1,9 @@
 """Many series in one global model: fit time per epoch and peak memory.
 
 Generates panels with ``tsrnn.datasets.make_panel`` (series of 200 points each) and fits one
-``RNNForecaster`` for one epoch, each run in a fresh process so its peak memory (max RSS above
-the process's baseline after the data is made) is its own. Memory must grow with the data, not
+``RNNForecaster`` for one epoch, each run in a fresh process so its peak memory (the resident
+high-water mark during the fit, above the resident memory just before it, as in
+``bench_fit.py``) is its own. Memory must grow with the data, not
 with the number of windows: at a fixed panel, a longer window multiplies the values a
 materialised (windows x window) array would hold, but must not change the peak; the
 largest run is the 10,000-series panel of the many-series issue.
@@ -28,21 +29,26 @@ RUNS = [(1_000, 24), (1_000, 96), (10_000, 24)]
 LENGTH = 200
 
 _CHILD = """
-import json, resource, sys, time
+import json, sys, time
 import numba, torch
+sys.path.insert(0, {here!r})
+from bench_fit import read_status, reset_peak
 torch.set_num_threads(2)
 from tsrnn import RNNForecaster
 from tsrnn.datasets import make_panel
 n_series, window, length = {n}, {w}, {length}
 y = make_panel(n_series, min_length=length, max_length=length, random_state=0)
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 model = RNNForecaster(hidden_size=32, window=window, batch_size=256, max_epochs=1,
                       early_stopping=False, random_state=0, n_threads=2)
+# the peak above what the process holds just before the fit (not its lifetime peak, which
+# includes make_panel's temporaries): the high-water mark is reset, then read back
+base = reset_peak()
 t0 = time.perf_counter()
 model.fit(y)
 fit_s = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-n_windows = n_series * (length - window)
+peak = read_status("VmHWM")
+# every window of every series, after the season of history the seasonal base reads (lead)
+n_windows = n_series * (length - window - model._lead_)
 print(json.dumps(dict(
     n_series=n_series, window=window, points=len(y), n_windows=n_windows,
     data_mb=y.to_numpy().nbytes / 2**20,
@@ -60,7 +66,7 @@ def main(argv=None):
     tsrnn.warmup(cells=["gru"], dtypes=["float32"])
     rows = []
     for n, w in RUNS:
-        code = _CHILD.format(n=n, w=w, length=LENGTH)
+        code = _CHILD.format(n=n, w=w, length=LENGTH, here=str(Path(__file__).resolve().parent))
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True)
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
