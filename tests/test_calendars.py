@@ -57,7 +57,7 @@ def test_update_takes_a_few_business_days_without_a_frequency():
     assert model.predict(2).index.equals(pd.DatetimeIndex(["2021-05-27", "2021-05-28"], freq="B"))
     # rows off the grid are still refused, with the model's frequency named
     weekend = pd.Series([1.0, 2.0], index=pd.DatetimeIndex(["2021-05-29", "2021-05-30"]))
-    with pytest.raises(ValueError, match="not a regular 'B' sequence"):
+    with pytest.raises(ValueError, match="not on the 'B' grid"):
         model.update(weekend)
     # rows already seen: the message is update's, not predict's
     with pytest.raises(ValueError, match="update takes new rows only"):

@@ -183,10 +183,12 @@ def test_bad_fit_input_raises_before_training(fitted, no_training, args, error, 
     ids=[next(iter(p)) + "=" + repr(next(iter(p.values()))) for p, _ in PARAM_CASES],
 )
 def test_out_of_range_parameters(fitted, no_training, params, message):
-    before = snapshot(fitted)
+    before, original = snapshot(fitted), fitted.get_params()
     fitted.set_params(**params)  # __init__/set_params only store
     with pytest.raises(ValueError, match=re.escape(message)):
         fitted.fit(Y)
+    # the failed fit changed nothing fitted (predict reads n_threads: the bad value is put back)
+    fitted.set_params(**original)
     assert_unchanged(fitted, before)
 
 

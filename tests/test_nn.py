@@ -574,17 +574,26 @@ def test_relu_nan_output_passes_the_gradient_on_as_torch_does():
         torch.testing.assert_close(a.grad, b.grad, equal_nan=True, **TOL[torch.float64])
 
 
-@pytest.mark.parametrize(("built", "mode"), [("tanh", "RNN_RELU"), ("relu", "RNN_TANH")])
-def test_rnn_reads_its_mode_as_torch_nn_does(built, mode):
-    # torch.nn.RNN's forward reads .mode, not .nonlinearity: set either after construction,
-    # and tsrnn's layer computes what torch.nn's does
+@pytest.mark.parametrize(("built", "other"), [("tanh", "relu"), ("relu", "tanh")])
+def test_rnn_refuses_a_mode_and_nonlinearity_that_disagree(built, other):
+    # torch.nn.RNN's forward reads .mode, not .nonlinearity, and tsrnn's packed and traced
+    # paths run torch's: the kernel path read .nonlinearity, so one module computed two
+    # functions. Changed together they agree with torch.nn; one without the other is refused
     torch.manual_seed(0)
     ours, ref = _pair(f"rnn_{built}", 2, 3, 1, False, False, True, torch.float64)
     x = torch.randn(5, 2, 2, dtype=torch.float64)
+    mode = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
+    ours.mode = mode[other]
+    with pytest.raises(ValueError, match=f"nonlinearity '{built}' does not match mode"):
+        ours(x)
+    ours.mode, ours.nonlinearity = mode[built], other
+    with pytest.raises(ValueError, match=f"nonlinearity '{other}' does not match mode"):
+        ours(x)
     for m in (ours, ref):
-        m.mode = mode
+        m.mode, m.nonlinearity = mode[other], other
     torch.testing.assert_close(ours(x)[0], ref(x)[0], **TOL[torch.float64])
-    for m in (ours, ref):
-        m.mode = "RNN_TANH" if built == "tanh" else "RNN_RELU"
-        m.nonlinearity = "relu" if built == "tanh" else "tanh"
-    torch.testing.assert_close(ours(x)[0], ref(x)[0], **TOL[torch.float64])
+    out = ours(x)[0]
+    if other == "relu":
+        assert (out >= 0).all() and (out == 0).any()
+    else:
+        assert (out < 0).any() and (out.abs() < 1).all()

@@ -260,7 +260,7 @@ def test_layer_refuses_a_parameter_of_another_dtype():
 def test_layer_refuses_an_unknown_nonlinearity_set_after_construction():
     rnn = tnn.RNN(3, 5)
     rnn.nonlinearity = "sigmoid"
-    with pytest.raises(ValueError, match="Unknown nonlinearity 'sigmoid'"):
+    with pytest.raises(ValueError, match="nonlinearity 'sigmoid' does not match mode 'RNN_TANH'"):
         rnn(torch.randn(4, 2, 3))
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from pandas.tseries.frequencies import to_offset
 
 __all__ = [
@@ -291,6 +292,8 @@ def refuse_pandas_collections(y, what: str) -> None:
     """A dict, or a list/tuple of pandas objects, is neither one array nor a panel: NumPy
     would read a list of series as rows (their stamps lost, time and series swapped)."""
     name = _argument(what)
+    if sp.issparse(y):  # scipy's dok arrays are dicts: left to the sparse-input checks
+        return
     if isinstance(y, Mapping):
         raise TypeError(
             f"{what} is a {type(y).__name__}. Pass one pandas object: a panel of series as a "

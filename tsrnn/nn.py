@@ -994,8 +994,20 @@ class _KernelRNNMixin:
                 c0 = None if c0 is None else c0.unsqueeze(1)
 
         D = 2 if self.bidirectional else 1
-        # the mode, as torch.nn.RNN's forward reads it (not the nonlinearity attribute)
-        nonlinearity = "relu" if self.mode == "RNN_RELU" else "tanh"
+        nonlinearity = "tanh"
+        if cell == "rnn":
+            # torch.nn.RNN's forward reads the mode (the packed and traced paths above run it),
+            # not the nonlinearity attribute: one changed without the other would compute one
+            # function here and another there, so they must agree
+            nonlinearity = "relu" if self.mode == "RNN_RELU" else "tanh"
+            if self.nonlinearity != nonlinearity:
+                raise ValueError(
+                    f"{type(self).__name__}: nonlinearity {self.nonlinearity!r} does not match "
+                    f"mode {self.mode!r} (torch.nn.RNN computes by the mode, here "
+                    f"{nonlinearity}). Build the layer with the nonlinearity you want, "
+                    "RNN(..., nonlinearity='relu'), or set both attributes "
+                    "(nonlinearity='relu' with mode='RNN_RELU')."
+                )
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):
