@@ -259,7 +259,15 @@ def _args(rnn, dtype=torch.float32, O=1, T=5, B=3):
 
 @pytest.mark.parametrize(
     "case",
-    ["lstm", "two_layers", "bidirectional", "batch_first", "torch_backend", "too_many_outputs"],
+    [
+        "lstm",
+        "two_layers",
+        "bidirectional",
+        "batch_first",
+        "torch_backend",
+        "too_many_outputs",
+        "no_outputs",
+    ],
 )
 def test_returns_none_where_it_does_not_apply(case):
     rnn = {
@@ -269,8 +277,10 @@ def test_returns_none_where_it_does_not_apply(case):
         "batch_first": lambda: tnn.GRU(2, 4, batch_first=True),
         "torch_backend": lambda: tnn.GRU(2, 4, backend="torch"),
         "too_many_outputs": lambda: tnn.GRU(2, 4),
+        "no_outputs": lambda: tnn.GRU(2, 4),
     }[case]()
-    args = _args(rnn, O=MAX_OUTPUTS + 1 if case == "too_many_outputs" else 1)
+    O = {"too_many_outputs": MAX_OUTPUTS + 1, "no_outputs": 0}.get(case, 1)
+    args = _args(rnn, O=O)
     assert tnn.layer_head_sq_loss(rnn, *args) is None
 
 
@@ -434,3 +444,27 @@ def test_the_forecasters_gru_fit_takes_the_fused_op(monkeypatch):
     y = pd.Series(np.sin(np.arange(120) / 4.0), index=pd.RangeIndex(120))
     RNNForecaster(hidden_size=8, window=12, max_epochs=2, random_state=0).fit(y)
     assert calls and all(calls)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_an_empty_batch_gives_zero_gradients_as_torch_nn(dtype):
+    """With no rows the kernel has no chunks: it summed a partial past its empty buffer and
+    returned (or added to .grad) uninitialised memory, 1e276 and NaN."""
+    ours, ref, head, x, y, _ = _setup(4, 0, 2, 5, 1, True, dtype)
+    out = ref(x)[0]
+    ((head(out) - y) ** 2).sum().backward()
+    params = list(ours.parameters()) + list(head.parameters())
+    for p in params:
+        p.grad = torch.full_like(p, 3.0)
+    loss, _, pairs = tnn.layer_head_sq_loss_grads(
+        ours, x, None, head.weight, head.bias, y, 1.0, accumulate=True
+    )
+    assert float(loss) == 0.0 and pairs == []
+    for p in params:
+        assert torch.equal(p.grad, torch.full_like(p, 3.0))
+    for p in ours.parameters():
+        p.grad = None
+    loss, _ = tnn.layer_head_sq_loss(ours, x, None, head.weight, head.bias, y, 1.0)
+    loss.backward()
+    for a, b in zip(ours.parameters(), ref.parameters()):
+        assert torch.equal(a.grad, b.grad)  # zeros

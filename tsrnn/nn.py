@@ -755,7 +755,7 @@ def _fused_args(rnn, x, state, weight, bias, target):
         and not rnn.batch_first
         and isinstance(x, torch.Tensor)
         and x.dim() == 3
-        and weight.shape[0] <= MAX_OUTPUTS
+        and 1 <= weight.shape[0] <= MAX_OUTPUTS
         and x.dtype == weight.dtype == bias.dtype == target.dtype
         and target.shape == (*x.shape[:2], weight.shape[0])
         and _resolve(rnn.backend, x) == "numba"

@@ -370,7 +370,7 @@ def head_sq_loss(hidden, weight, bias, target, scale):
         hidden.device.type == "cpu"
         and hidden.dtype in (torch.float32, torch.float64)
         and weight.dtype == bias.dtype == target.dtype == hidden.dtype
-        and weight.shape[0] <= MAX_OUTPUTS
+        and 1 <= weight.shape[0] <= MAX_OUTPUTS
     )
     if not fused:
         pred = torch.nn.functional.linear(hidden, weight, bias)

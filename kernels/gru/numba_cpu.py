@@ -587,7 +587,9 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
     _, B, GH = gates.shape
     xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates, BACKWARD_ROWS)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
-    go = numba_grads.or_none(grad_out, xa)
+    # contiguous, as the float32 gate pass's vector loads of it are typed for (or_none gives
+    # the tensor's own view: it also passes output buffers, which must not be copies)
+    go = numba_grads.or_none(None if grad_out is None else grad_out.contiguous(), xa)
     w_o, e, hacc = numba_head.head_backward_args(head, tail[2].shape[0], GH // 3, xa.dtype)
     _backward(
         go, as_array(grad_hn), padded_columns(w_hh), as_array(h0),
@@ -697,7 +699,8 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
                     for j in range(H):
                         d_h0[b0 + r, j] = dh[r, j]
             c = next_chunk(taken)
-    reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add)
+    if part.shape[0] > 0:  # no chunks (an empty batch): nothing to add, zeros to keep
+        reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add)
 
 
 def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,

@@ -62,6 +62,27 @@ def test_forward_backward_match_reference(cell, nonlinearity, T, B, H, dtype):
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
 @pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
+def test_backward_takes_a_strided_output_gradient(cell, dtype):
+    # the GRU's float32 gate pass loads grad_out as whole vectors of a C-contiguous array: a
+    # transposed one failed to compile (Numba TypingError); the other cells copied it first
+    gen = torch.Generator().manual_seed(3)
+    T, B, H = 5, 3, 8
+    gx, w_hh, b_hh, h0, c0 = _inputs(cell, T, B, H, dtype, gen)
+    ref, nb = get_kernel(cell, "torch"), get_kernel(cell, "numba")
+    out, _, _, saved = nb.forward(gx, w_hh, b_hh, h0, c0)
+    g_out = torch.randn(B, T, H, dtype=dtype, generator=gen).transpose(0, 1)
+    g_hn = torch.randn(B, H, dtype=dtype, generator=gen)
+    g_cn = torch.zeros_like(g_hn) if cell == "lstm" else None
+    assert not g_out.is_contiguous()
+    want = ref.backward(g_out, g_hn, g_cn, gx, w_hh, b_hh, h0, c0, out, ())
+    got = nb.backward(g_out, g_hn, g_cn, gx, w_hh, b_hh, h0, c0, out, saved)
+    for w, g in zip(want, got):
+        if w is not None:
+            torch.testing.assert_close(g, w, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("cell", ["rnn", "gru", "lstm"])
 def test_forward_without_saving_gives_same_outputs(cell, dtype):
     gen = torch.Generator().manual_seed(1)
     # H = 20: float32 gates in whole SIMD vectors (8 or 16 lanes) and a scalar tail
