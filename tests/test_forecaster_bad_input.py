@@ -564,6 +564,10 @@ def test_a_collection_of_series_as_covariates_is_refused_in_every_method(kind):
         fitted.predict(bad)
     with pytest.raises(TypeError, match=f"X is a {kind}"):
         fitted.score(bad, Y.iloc[40:])
+    # the truth too: a list of two target Series was read as two rows and scored transposed
+    truth = dict(y=Y.iloc[40:]) if kind == "dict" else [Y.iloc[40:], Y.iloc[40:]]
+    with pytest.raises(TypeError, match=f"y is a {kind}"):
+        fitted.score(rows, truth)
     fixed = pd.DataFrame(bad) if kind == "dict" else pd.concat(bad, axis=1)
     np.testing.assert_array_equal(fitted.predict(fixed).to_numpy(), fitted.predict(rows).to_numpy())
 

@@ -586,6 +586,9 @@ def test_rnn_refuses_a_mode_and_nonlinearity_that_disagree(built, other):
     ours.mode = mode[other]
     with pytest.raises(ValueError, match=f"nonlinearity '{built}' does not match mode"):
         ours(x)
+    packed = torch.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+    with pytest.raises(ValueError, match=f"nonlinearity '{built}' does not match mode"):
+        ours(packed)  # torch.nn's own path (super().forward) is checked too
     ours.mode, ours.nonlinearity = mode[built], other
     with pytest.raises(ValueError, match=f"nonlinearity '{other}' does not match mode"):
         ours(x)

@@ -219,3 +219,16 @@ def test_outlier_spikes_do_not_hide_a_season():
     y = pd.Series(values, index=pd.date_range("2000", periods=286, freq="D"))
     assert seasonal_mask(check_target(y, "y"), 7).all()
     assert RNNForecaster(**dict(TINY, max_epochs=1)).fit(y)._lead_ == 7
+
+
+def test_a_season_of_one_spike_a_year_is_found_on_a_short_series():
+    # December twice the level, 30 months: the season is a few large differences, which
+    # clipping the differences' outliers alone would flatten (it was missed, and December
+    # forecast at November's level)
+    t = np.arange(30)
+    noise = 1 + 0.03 * np.random.default_rng(0).normal(size=30)
+    values = (10 + 0.05 * t) * (1 + (t % 12 == 11)) * noise
+    y = pd.Series(values, index=pd.date_range("2021-01-01", periods=30, freq="MS"))
+    assert seasonal_mask(check_target(y, "y"), 12).all()
+    model = RNNForecaster(**dict(TINY, max_epochs=1)).fit(y)
+    assert model._lead_ == 12

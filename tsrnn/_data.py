@@ -1029,9 +1029,11 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
     not pass for a season): the autocorrelation at lag ``period`` must exceed the 90% one-sided
     limit ``1.645 * sqrt((1 + 2 * sum(acf[1:period] ** 2)) / n)``. Two guards on top of it:
 
-    - the differences are first clipped to their median +- 4 robust standard deviations
-      (1.4826 MAD), so that a few outlier spikes do not swamp a clear season (eight spikes in
-      a daily series hid its weekly season);
+    - the test runs twice, on the differences as they are and clipped to their median +- 4
+      robust standard deviations (1.4826 MAD), and either finding a season is enough: a few
+      outlier spikes swamped a clear season (eight spikes in a daily series hid its weekly
+      season), while a season of one spike a year (December twice the level) is itself a
+      few large differences, which the clipping would flatten;
     - the autocorrelation at lag ``period`` must show a season's signature: above that at
       half the period (lag ``period // 2``), or a peak (at least that of lags ``period - 1``
       and ``period + 1``). A periodic component's autocorrelation is largest at its period,
@@ -1068,20 +1070,25 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
         ok = d.std(axis=0) > 1e-9 * (np.abs(seg).max(axis=0) / level)
         median = np.median(d, axis=0)
         spread = 4 * 1.4826 * np.median(np.abs(d - median), axis=0)
-        d = np.where(spread > 0, np.clip(d, median - spread, median + spread), d)
-        d = d - d.mean(axis=0)
-        n = len(d)
-        denom = np.einsum("ij,ij->j", d, d)
-        ok &= denom > 0
-        acf = np.stack(
-            [np.einsum("ij,ij->j", d[:-lag], d[lag:]) for lag in range(1, period + 2)]
-        ) / np.where(ok, denom, 1.0)
-        at_period = acf[period - 1]
-        limit = 1.645 * np.sqrt((1 + 2 * np.sum(acf[: period - 1] ** 2, axis=0)) / n)
-        peak = (at_period >= acf[period - 2]) & (at_period >= acf[period])
-        over_half = at_period > acf[period // 2 - 1]
-        out[k] = ok & (at_period > limit) & (peak | over_half)
+        clipped = np.where(spread > 0, np.clip(d, median - spread, median + spread), d)
+        out[k] = ok & (_season_in(d, period) | _season_in(clipped, period))
     return out
+
+
+def _season_in(d: np.ndarray, period: int) -> np.ndarray:
+    """The test of :func:`seasonal_mask` on differences ``d`` (n, C): (C,) bool."""
+    d = d - d.mean(axis=0)
+    n = len(d)
+    denom = np.einsum("ij,ij->j", d, d)
+    ok = denom > 0
+    acf = np.stack(
+        [np.einsum("ij,ij->j", d[:-lag], d[lag:]) for lag in range(1, period + 2)]
+    ) / np.where(ok, denom, 1.0)
+    at_period = acf[period - 1]
+    limit = 1.645 * np.sqrt((1 + 2 * np.sum(acf[: period - 1] ** 2, axis=0)) / n)
+    peak = (at_period >= acf[period - 2]) & (at_period >= acf[period])
+    over_half = at_period > acf[period // 2 - 1]
+    return ok & (at_period > limit) & (peak | over_half)
 
 
 def auto_window(period: int, usable: int, horizon: int) -> int:

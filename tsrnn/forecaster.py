@@ -1407,6 +1407,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         True
         """
         check_is_fitted(self)
+        refuse_pandas_collections(X, "X")
+        if y is not None:
+            refuse_pandas_collections(y, "y")
         if self._layout_["covariates"]:
             if y is None:
                 raise ValueError(

@@ -952,10 +952,27 @@ class _KernelRNNMixin:
                 "match the parameters too), or convert the module with module.to(...)."
             )
 
+    def _nonlinearity(self) -> str:
+        """The RNN's activation, by its mode as torch.nn.RNN's forward reads it. The
+        nonlinearity attribute must agree: one changed without the other would read as one
+        function and compute another (torch.nn computes by the mode, silently)."""
+        nonlinearity = "relu" if self.mode == "RNN_RELU" else "tanh"
+        if self.nonlinearity != nonlinearity:
+            raise ValueError(
+                f"{type(self).__name__}: nonlinearity {self.nonlinearity!r} does not match "
+                f"mode {self.mode!r} (torch.nn.RNN computes by the mode, here "
+                f"{nonlinearity}). Build the layer with the nonlinearity you want, "
+                "RNN(..., nonlinearity='relu'), or set both attributes "
+                "(nonlinearity='relu' with mode='RNN_RELU')."
+            )
+        return nonlinearity
+
     @_opaque_to_dynamo
     def _run(self, x, hx):
         cell = _CELL_OF_MODE[self.mode]
         is_lstm = cell == "lstm"
+        if cell == "rnn":
+            self._nonlinearity()  # on every path, the packed and traced ones too
         if (
             isinstance(x, PackedSequence)
             or getattr(self, "proj_size", 0) > 0
@@ -994,20 +1011,7 @@ class _KernelRNNMixin:
                 c0 = None if c0 is None else c0.unsqueeze(1)
 
         D = 2 if self.bidirectional else 1
-        nonlinearity = "tanh"
-        if cell == "rnn":
-            # torch.nn.RNN's forward reads the mode (the packed and traced paths above run it),
-            # not the nonlinearity attribute: one changed without the other would compute one
-            # function here and another there, so they must agree
-            nonlinearity = "relu" if self.mode == "RNN_RELU" else "tanh"
-            if self.nonlinearity != nonlinearity:
-                raise ValueError(
-                    f"{type(self).__name__}: nonlinearity {self.nonlinearity!r} does not match "
-                    f"mode {self.mode!r} (torch.nn.RNN computes by the mode, here "
-                    f"{nonlinearity}). Build the layer with the nonlinearity you want, "
-                    "RNN(..., nonlinearity='relu'), or set both attributes "
-                    "(nonlinearity='relu' with mode='RNN_RELU')."
-                )
+        nonlinearity = self._nonlinearity() if cell == "rnn" else "tanh"
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):
