@@ -835,6 +835,48 @@ def test_a_loaded_model_without_time_column_numbers_future_rows_from_its_own_end
         assert out == fitted
 
 
+def test_a_dated_loaded_model_takes_future_rows_without_stamps_but_no_undated_history(
+    tmp_path, capsys
+):
+    """--no-time-col beside a model fitted on dates: the future rows continue the model's
+    data; a history CSV without dates cannot be placed before the forecast (it failed with
+    Python's TypeError comparing an int with a Timestamp)."""
+    history, saved = tmp_path / "h.csv", tmp_path / "m.joblib"
+    t = np.arange(40.0)
+    dates = pd.date_range("2020-01-01", periods=40, freq="D").strftime("%Y-%m-%d")
+    frame = pd.DataFrame({"date": dates, "sales": t % 5 + t / 10, "promo": t % 3})
+    frame.to_csv(history, index=False)
+    future = tmp_path / "f.csv"
+    pd.DataFrame({"date": ["2020-02-10", "2020-02-11"], "promo": [0.0, 1.0]}).to_csv(
+        future, index=False
+    )
+    argv = ["forecast", history, "--target", "sales", "--covariates", "promo", *FAST]
+    code, fitted, _ = _run([*argv, "--future", future, "--save-model", saved], capsys)
+    assert code == 0
+    bare = tmp_path / "bare.csv"
+    pd.DataFrame({"promo": [0.0, 1.0]}).to_csv(bare, index=False)
+    code, out, _ = _run(
+        ["forecast", "--load-model", saved, "--future", bare, "--no-time-col"], capsys
+    )
+    assert code == 0 and out == fitted
+    undated = tmp_path / "undated.csv"
+    frame.drop(columns="date").to_csv(undated, index=False)
+    err = _fails(
+        ["forecast", undated, "--load-model", saved, "--future", bare, "--no-time-col"], capsys
+    )
+    assert "fitted on dated data" in err
+
+
+def test_load_model_with_save_model_is_refused_for_what_it_is(tmp_path, capsys):
+    # the same path for both was refused as "the same file"; the fix (another name) then
+    # met this refusal
+    saved = tmp_path / "m.joblib"
+    assert _run(["forecast", "--dataset", "air_passengers", "-H", "2", *FAST,
+                 "--save-model", saved], capsys)[0] == 0
+    err = _fails(["forecast", "--load-model", saved, "-H", "2", "--save-model", saved], capsys)
+    assert "nothing to save" in err
+
+
 def test_a_loaded_model_takes_future_rows_only_if_it_has_covariates(series_csv, tmp_path, capsys):
     """A target-only model took a --future file, ignored its columns and forecast at its
     stamps, skipping steps silently."""
@@ -855,6 +897,9 @@ def test_load_model_refuses_what_is_not_a_fitted_forecaster_of_pandas_data(tmp_p
     from tsrnn import RNNForecaster
 
     y = np.sin(np.arange(40.0))
+    panel_index = pd.MultiIndex.from_product(
+        [["a", "b"], pd.date_range("2000", periods=40, freq="D")], names=["id", "time"]
+    )
     cases = {
         "a LinearRegression, not a fitted tsrnn": LinearRegression().fit(y[:, None], y),
         "the class RNNForecaster, not a fitted": RNNForecaster,
@@ -862,6 +907,10 @@ def test_load_model_refuses_what_is_not_a_fitted_forecaster_of_pandas_data(tmp_p
         "fitted on a NumPy array": RNNForecaster(hidden_size=4, max_epochs=1).fit(y),
         "covariates given as an array": RNNForecaster(hidden_size=4, max_epochs=1).fit(
             y[:, None], pd.Series(y, index=pd.date_range("2000", periods=40, freq="D"))
+        ),
+        "a panel model fitted with covariates": RNNForecaster(hidden_size=4, max_epochs=1).fit(
+            pd.DataFrame({"promo": np.r_[y, y]}, index=panel_index),
+            pd.Series(np.r_[y, y], index=panel_index),
         ),
     }
     for i, (message, obj) in enumerate(cases.items()):

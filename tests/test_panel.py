@@ -542,10 +542,19 @@ def _panel_of(index, n_series=2):
 
 def test_monthly_stamps_on_one_day_in_a_panel_get_a_fix_that_works_on_a_panel():
     # a level of a MultiIndex carries no frequency, so y.asfreq(...) cannot be the fix there
-    y = _panel_of(pd.date_range("2000-01-01", periods=40, freq="MS") + pd.Timedelta(days=14))
+    dates = pd.date_range("2000-01-01", periods=40, freq="MS")
+    y = _panel_of(dates + pd.Timedelta(days=14))
+    # the second series on the 20th: the level's unique values fall in the same months
+    stamps = list(dates + pd.Timedelta(days=14)) + list(dates + pd.Timedelta(days=19))
+    y.index = pd.MultiIndex.from_arrays(
+        [y.index.get_level_values(0), stamps], names=y.index.names
+    )
     with pytest.raises(ValueError, match="day 15 of each month") as err:
         RNNForecaster(**TINY).fit(y)
-    fix = "y.index = y.index.set_levels(y.index.levels[1].to_period('M'), level=1)"
+    fix = (
+        "y.index = pd.MultiIndex.from_arrays([y.index.get_level_values(0), "
+        "y.index.get_level_values(1).to_period('M')], names=y.index.names)"
+    )
     assert fix in str(err.value)
     exec(fix)
     out = RNNForecaster(**TINY).fit(y).predict(2)
@@ -572,6 +581,7 @@ def test_a_panel_of_two_stamp_series_is_not_told_to_set_a_frequency_it_cannot_ho
         RNNForecaster(**TINY).fit(y)
     assert "asfreq" not in str(err.value)
     assert "Give longer series" in str(err.value)
+    assert "your data's frequency in place of 'D'" in str(err.value)
 
 
 @pytest.mark.parametrize("names", [["id", "time"], [None, None]])
@@ -584,6 +594,9 @@ def test_covariates_shared_by_the_series_of_a_panel_are_told_how_to_repeat_them(
         RNNForecaster(**TINY).fit(X, y)
     fix = re.search(r"X = (X\.reindex\(.*?\))\.", str(err.value)).group(1)
     X = eval(fix, {"X": X, "y": y})
-    assert len(X) == 120
+    assert len(X) == 120 and X.notna().all().all()
     model = RNNForecaster(**TINY).fit(X, y)
     assert model.n_features_in_ == 1
+    # rows numbered 0, 1, ... cannot be matched to the dates: they are told to take them first
+    with pytest.raises(ValueError, match="index X by the panel's time stamps"):
+        RNNForecaster(**TINY).fit(pd.DataFrame({"promo": np.zeros(40)}), y)

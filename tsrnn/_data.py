@@ -372,8 +372,7 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
         fix = (
             # a level of a MultiIndex carries no frequency; periods carry theirs in the dtype
             "Give longer series, or index the time level by periods, e.g. "
-            f"{name}.index = {name}.index.set_levels("
-            f"{name}.index.levels[1].to_period('M'), level=1)."
+            f"{_periods_level_fix(name, 'D')} (with your data's frequency in place of 'D')."
             if panel
             else f"Set it explicitly, e.g. {name} = {name}.asfreq('MS')."
         )
@@ -390,9 +389,7 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
         name = _argument(what)
         fix = (
             # a level of a MultiIndex carries no frequency: months as periods carry theirs
-            "Index the time level by month: "
-            f"{name}.index = {name}.index.set_levels("
-            f"{name}.index.levels[1].to_period('M'), level=1)."
+            f"Index the time level by month: {_periods_level_fix(name, 'M')}."
             if panel
             else "Give it that frequency, e.g. "
             f"{name} = {name}.asfreq(pd.DateOffset(months=1)), or index it by month: "
@@ -420,6 +417,16 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
             )
         )
     return freq
+
+
+def _periods_level_fix(name: str, freq: str) -> str:
+    """The code that turns a panel's time level into periods of ``freq``, stamp by stamp
+    (``set_levels`` on the level's unique values fails where two stamps fall in one period:
+    the 15th of one series, the 20th of another)."""
+    return (
+        f"{name}.index = pd.MultiIndex.from_arrays([{name}.index.get_level_values(0), "
+        f"{name}.index.get_level_values(1).to_period({freq!r})], names={name}.index.names)"
+    )
 
 
 def _monthly_on_one_day(index: pd.DatetimeIndex) -> bool:

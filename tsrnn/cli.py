@@ -461,6 +461,16 @@ def _forecast(args):
             model.set_params(n_threads=args.n_threads)
         names = getattr(model, "feature_names_in_", None)
         covariates = [] if names is None else [str(name) for name in names]
+        if history is not None and args.no_time_col and model._layout_["axis"].kind not in (
+            "range",
+            None,
+        ):
+            raise _InputError(
+                f"the model in {args.load_model} was fitted on dated data, and with "
+                "--no-time-col the CSV's rows carry no dates to place them before its "
+                "forecast: leave the CSV out (the model forecasts from the data it was fitted "
+                "on), or give it with its time column"
+            )
         if not covariates and args.future is not None:
             raise _InputError(
                 f"the model in {args.load_model} was fitted without covariates: it forecasts "
@@ -568,9 +578,9 @@ def _check_option_combinations(args):
             raise _InputError(f"{option} {str(path)!r}: there is no folder {folder!r}")
         if folder is not None and not os.access(folder, os.W_OK):
             raise _InputError(f"{option} {str(path)!r}: the folder {folder!r} is not writable")
-    _check_distinct_files(args)
     if args.load_model is not None and args.save_model is not None:
         raise _InputError("--load-model forecasts without fitting, so there is nothing to save")
+    _check_distinct_files(args)
     fit_only = [
         "--" + dest.replace("_", "-")
         for dest, _ in _ESTIMATOR_OPTIONS
@@ -1335,13 +1345,11 @@ def _read_future(args, history, model):
             f"--horizon {args.horizon} but --future {args.future!r} has {len(future)} rows: the "
             "forecast covers the future rows, so leave out --horizon or make them agree"
         )
-    if args.no_time_col and model is not None and model._layout_["axis"].kind == "range":
-        # Without time stamps the future rows continue the numbering of the data the model
-        # was fitted on (a CSV beside a loaded model is only drawn as history).
-        axis = model._layout_["axis"]
-        start = int(model._ends_[0]) + axis.step
-        stop = start + axis.step * len(future)
-        future.index = pd.RangeIndex(start, stop, axis.step, name=axis.name)
+    if args.no_time_col and model is not None:
+        # Without time stamps the future rows continue the data the loaded model was fitted
+        # on, whatever its time axis (a CSV beside it is only drawn as history): rows numbered
+        # from 0 carry no position, and the forecasts get the model's next steps or stamps.
+        future.index = pd.RangeIndex(len(future))
     elif args.no_time_col and history is not None:
         # Without time stamps the future rows simply continue the numbering of the history.
         start = len(history)
@@ -1515,6 +1523,12 @@ def _load_model(path):
             f"{path!r} holds a model fitted on a NumPy array: its forecasts carry no time "
             "stamps or column names to write. Fit it on a pandas Series or DataFrame to use "
             "it here, or forecast with it from Python"
+        )
+    if model._layout_["covariates"] and model._layout_["ids"] is not None:
+        raise _InputError(
+            f"{path!r} holds a panel model fitted with covariates: the command line reads "
+            "--future for one series only. Forecast with it from Python, predict(X) with X "
+            "indexed by (series id, time)"
         )
     if model._layout_["covariates"] and getattr(model, "feature_names_in_", None) is None:
         raise _InputError(

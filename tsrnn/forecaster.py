@@ -793,9 +793,18 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 # one row per time step, shared by every series of the panel
                 level = data.index[0].name
                 level = 1 if level is None else repr(level)
+                dated = isinstance(data.index[0], pd.DatetimeIndex | pd.PeriodIndex)
+                stamped = isinstance(covs.index, pd.DatetimeIndex | pd.PeriodIndex)
+                first = (
+                    "index X by the panel's time stamps (X.index = the dates of its rows), "
+                    "then "
+                    if dated and not stamped
+                    else ""
+                )
                 shared = (
-                    " For covariates shared by every series of the panel, repeat them for "
-                    f"each series: X = X.reindex(y.index, level={level})."
+                    " For covariates shared by every series of the panel, "
+                    f"{first}repeat them for each series: "
+                    f"X = X.reindex(y.index, level={level})."
                 )
             raise ValueError(
                 f"X has {len(x)} rows but y has {n_rows}: covariates need exactly one row per "
