@@ -328,7 +328,7 @@ def test_model_options_with_a_loaded_model_are_refused(tmp_path, capsys):
     err = _fails([*argv, "--hidden-size", "64", "--cell", "lstm"], capsys)
     assert "--cell, --hidden-size only apply when fitting" in err
     # an explicit seed too: a loaded model draws nothing (it was silently ignored)
-    assert "--random-state only apply when fitting" in _fails(
+    assert "--random-state only applies when fitting" in _fails(
         [*argv, "--random-state", "3"], capsys
     )
 

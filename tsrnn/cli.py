@@ -587,10 +587,11 @@ def _check_option_combinations(args):
         if dest in args and dest != "n_threads"
     ]
     if args.load_model is not None and fit_only:
+        verb, them = ("applies", "it") if len(fit_only) == 1 else ("apply", "them")
         raise _InputError(
             f"--load-model forecasts with the saved model as it was fitted: {', '.join(fit_only)} "
-            "only apply when fitting (only --n-threads applies to a loaded model); leave them "
-            "out, or fit a new model from the data"
+            f"only {verb} when fitting (only --n-threads applies to a loaded model); leave "
+            f"{them} out, or fit a new model from the data"
         )
     no_data = args.csv is None and args.dataset is None
     if args.load_model is not None and args.freq is not None and no_data:
