@@ -986,17 +986,6 @@ def test_update_with_arrays_and_covariates():
     assert isinstance(out, np.ndarray) and out.shape == (6,)
 
 
-def test_update_of_a_covariate_model_without_covariates_is_refused_clearly():
-    # update(None, y_new) failed inside the update loop: 'NoneType' object is not subscriptable
-    y = seasonal(60)
-    X = pd.DataFrame({"month": y.index.month.astype(float)}, index=y.index)
-    model = RNNForecaster(**TINY).fit(X.iloc[:48], y.iloc[:48])
-    before = model.predict(X.iloc[48:50])
-    with pytest.raises(ValueError, match=r"needs the new covariates.*\(X_new is None\)"):
-        model.update(None, y.iloc[48:52])
-    pd.testing.assert_series_equal(model.predict(X.iloc[48:50]), before)
-
-
 def test_update_with_one_or_two_rows_off_the_grid_says_so():
     # "not a regular 'ME' sequence. Fill the gaps" where there were no gaps
     y = pd.Series(np.sin(np.arange(48) / 2), index=pd.date_range("2000", periods=48, freq="ME"))
@@ -1017,6 +1006,11 @@ def test_update_covariates_must_share_the_targets_index():
     before = model.predict(X.iloc[48:50])
     with pytest.raises(ValueError, match=r"X_new and y_new have different indexes.*reindex"):
         model.update(X.iloc[49:53], y.iloc[48:52])  # the covariates one step late
+    pd.testing.assert_series_equal(model.predict(X.iloc[48:50]), before)
+    # no covariates at all: update(None, y_new) failed inside the update loop ('NoneType'
+    # object is not subscriptable)
+    with pytest.raises(ValueError, match=r"needs the new covariates.*\(X_new is None\)"):
+        model.update(None, y.iloc[48:52])
     pd.testing.assert_series_equal(model.predict(X.iloc[48:50]), before)
     model.update(X.iloc[48:52], y.iloc[48:52])
     assert model.predict(X.iloc[52:53]).index[0] == y.index[52]
