@@ -971,8 +971,8 @@ class _KernelRNNMixin:
     def _run(self, x, hx):
         cell = _CELL_OF_MODE[self.mode]
         is_lstm = cell == "lstm"
-        if cell == "rnn":
-            self._nonlinearity()  # on every path, the packed and traced ones too
+        # checked on every path, the packed and traced ones too
+        nonlinearity = self._nonlinearity() if cell == "rnn" else "tanh"
         if (
             isinstance(x, PackedSequence)
             or getattr(self, "proj_size", 0) > 0
@@ -1011,7 +1011,6 @@ class _KernelRNNMixin:
                 c0 = None if c0 is None else c0.unsqueeze(1)
 
         D = 2 if self.bidirectional else 1
-        nonlinearity = self._nonlinearity() if cell == "rnn" else "tanh"
         layer_input = x
         h_n, c_n = [], []
         for layer in range(self.num_layers):
