@@ -582,3 +582,58 @@ def test_n_threads_set_after_fit_is_checked_by_predict(bad):
         model.predict(2)
     model.set_params(n_threads=1)
     pd.testing.assert_series_equal(model.predict(2), before)
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_score_with_covariates_needs_one_x_row_per_truth():
+    # X and y of other lengths were folded into each other's shape: raw numpy errors, and
+    # four forecasts scored as a 2 x 2 block against a two-row truth of the wrong width
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40])
+    future, truth = X.iloc[40:44], Y.iloc[40:44]
+    for x_rows, y_rows in [(4, 2), (2, 4), (3, 2)]:
+        with pytest.raises(ValueError, match=rf"X has {x_rows} rows but y has {y_rows}"):
+            model.score(future.iloc[:x_rows], truth.iloc[:y_rows])
+        with pytest.raises(ValueError, match=rf"X has {x_rows} rows but y has {y_rows}"):
+            model.score(future.to_numpy()[:x_rows], truth.to_numpy()[:y_rows])
+    with pytest.raises(ValueError, match=r"y has 2 column\(s\) but the model forecasts 1"):
+        model.score(future.to_numpy(), truth.to_numpy().reshape(2, 2))
+    assert model.score(future, truth) == pytest.approx(model.score(future.to_numpy(), truth))
+
+
+def test_score_of_an_empty_or_3d_truth_is_refused(fitted):
+    for empty in (Y.iloc[:0], np.array([]), np.zeros((0, 1))):
+        with pytest.raises(ValueError, match=r"y is empty \(0 rows\)"):
+            fitted.score(empty)
+    with pytest.raises(ValueError, match=r"y has 3 dimension\(s\) \(4, 1, 1\)"):
+        fitted.score(Y.iloc[40:44].to_numpy().reshape(4, 1, 1))
+    with pytest.raises(ValueError, match=r"y has 2 column\(s\) but the model forecasts 1"):
+        fitted.score(np.zeros((4, 2)))
+
+
+def test_predict_refuses_rows_of_more_than_two_dimensions(fitted):
+    # a (3, 5, 7) array was taken as 3 steps without a word
+    with pytest.raises(ValueError, match=r"Expected a 1D or 2D array, got 3D"):
+        fitted.predict(np.zeros((3, 5, 7)))
+
+
+@pytest.mark.parametrize(
+    ("fault", "index", "fix"),
+    [
+        ("unsorted", INDEX[::-1], r"sort_index\(\)"),
+        ("duplicated", INDEX[: N // 2].append(INDEX[: N // 2]), r"groupby\(level=0\)"),
+        ("irregular", INDEX.delete(5).append(pd.DatetimeIndex(["2010-01-01"])), r"asfreq"),
+    ],
+)
+def test_an_array_target_dated_by_x_has_x_index_faults_named_as_x(no_training, fault, index, fix):
+    # they were reported as y's, with fixes (y.sort_index(), ...) that an array cannot take
+    dated = X.iloc[: len(index)].set_axis(index)
+    with pytest.raises(ValueError, match=rf"come from X's index.*{fix}"):
+        RNNForecaster(**TINY).fit(dated, Y.to_numpy()[: len(index)])
+
+
+def test_update_with_an_array_target_names_x_new_index_faults():
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40].to_numpy())
+    before = model.predict(X.iloc[40:42])
+    with pytest.raises(ValueError, match=r"come from X_new's index.*sort_index"):
+        model.update(X.iloc[40:44].iloc[::-1], Y.iloc[40:44].to_numpy())
+    np.testing.assert_array_equal(model.predict(X.iloc[40:42]), before)

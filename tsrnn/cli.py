@@ -360,7 +360,9 @@ def build_parser():
         choices=["uniform", "orthogonal", "xavier"],
         help="initialisation of the recurrent weights",
     )
-    add_model_option("--optimizer", metavar="NAME", help="training optimizer, e.g. adam")
+    add_model_option(
+        "--optimizer", metavar="NAME", help="training optimizer: adam, adamw, sgd or rmsprop"
+    )
     add_model_option("--learning-rate", type=float, metavar="LR", help="learning rate")
     add_model_option("--weight-decay", type=float, metavar="X", help="L2 weight decay")
     add_model_option("--batch-size", type=_positive_int, metavar="N", help="windows per batch")
@@ -396,7 +398,7 @@ def build_parser():
         choices=["auto", "numba", "triton", "torch"],
         help="recurrent kernel backend",
     )
-    add_model_option("--device", metavar="DEVICE", help="torch device: auto, cpu, cuda, ...")
+    add_model_option("--device", metavar="DEVICE", help="torch device: auto, cpu, cuda or cuda:N")
     add_model_option("--n-threads", type=_positive_int, metavar="N", help="CPU threads")
     add_model_option(
         "--random-state",

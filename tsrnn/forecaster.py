@@ -232,6 +232,20 @@ def _indexed_like(arr: np.ndarray, covs: pd.DataFrame):
     return pd.DataFrame(arr, index=covs.index)
 
 
+def _check_covariates_index(covs: pd.DataFrame, yname: str, xname: str, **check) -> None:
+    """The index that dates a target array (its covariates'), checked as the target's would be;
+    a fault is named as the covariates' index, with a fix that keeps the rows paired."""
+    try:
+        check_target(pd.Series(np.zeros(len(covs)), index=covs.index), yname, **check)
+    except ValueError as err:
+        raise ValueError(
+            f"{yname} is an array, so its time steps come from {xname}'s index, and that index "
+            f"has a problem. Give {yname} the same index first ({yname} = pd.Series({yname}, "
+            f"index={xname}.index), or pd.DataFrame for several columns) and fix {xname} and "
+            f"{yname} alike, so their rows stay paired. {err}"
+        ) from None
+
+
 def _series_order(ids):
     """A panel's series sorted by id (training then does not depend on the order of their
     blocks); None for one series, or ids that do not sort (mixed types): the data's order."""
@@ -750,6 +764,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ):
             arr = np.asarray(target) if not isinstance(target, str | bytes) else target
             if getattr(arr, "ndim", 0) in (1, 2) and len(arr) == len(covs):
+                _check_covariates_index(covs, "y", "X")
                 data = check_target(_indexed_like(arr, covs), "y")
                 data.kind = "array"
                 data.extra["kind_from_covariates"] = True
@@ -1214,6 +1229,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "covariates X need one row per future step and one column per covariate, "
                     "e.g. X.reshape(-1, 1) if it has a single feature."
                 )
+            if arr.ndim > 2:
+                raise ValueError(
+                    f"Expected a 1D or 2D array, got {arr.ndim}D array {arr.shape} instead: "
+                    f"{what} holds one row per future step (its length says how many steps "
+                    "to forecast)."
+                )
             if (
                 not self._layout_["covariates"]
                 and arr.ndim == 2
@@ -1450,6 +1471,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else None
         )
         t_arr = true.values if true is not None else _to_2d(truth, "y")
+        n_targets = self._layout_["n_targets"]
+        if t_arr.shape[1] != n_targets:
+            raise ValueError(
+                f"y has {t_arr.shape[1]} column(s) but the model forecasts {n_targets} target "
+                "column(s): pass one true value per forecast row and target column."
+            )
+        if self._layout_["covariates"] and len(X) != len(t_arr):
+            raise ValueError(
+                f"X has {len(X)} rows but y has {len(t_arr)}: score needs one row of future "
+                "covariates per true value (row for row)."
+            )
         if self._is_training_tail(truth, t_arr):
             raise ValueError(
                 "The true values given to score are the data the model was fitted on, row for "
@@ -1459,7 +1491,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "search the training scores are NaN for this reason."
             )
         pred = self.predict(X)
-        p_arr = np.asarray(pred, dtype=np.float64).reshape(len(t_arr), -1)
+        p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:
             raise ValueError(
                 f"y has shape {t_arr.shape} but the forecasts have {p_arr.shape}: pass one "
@@ -1562,6 +1594,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             # the target an array, its steps (and a panel's series) from X_new's index, as fit
             arr = np.asarray(target)
             if arr.ndim in (1, 2) and len(arr) == len(covs):
+                _check_covariates_index(
+                    covs,
+                    "y_new",
+                    "X_new",
+                    freq=self.freq_,
+                    index_kind=layout["axis"].kind,
+                    tz=self._time_zone(),
+                )
                 target = _indexed_like(arr, covs)
         if layout["ids"] is not None and not (
             isinstance(target, pd.Series | pd.DataFrame) and isinstance(target.index, pd.MultiIndex)
@@ -1755,6 +1795,15 @@ def _to_2d(values, what) -> np.ndarray:
                 "np.asarray(y, dtype=float) for numbers written as text."
             )
         arr = arr.astype(np.float64)
+    if arr.ndim not in (1, 2):
+        raise ValueError(
+            f"{what} has {arr.ndim} dimension(s) {arr.shape}: score needs the true values as "
+            "one row per step, a 1-D array (one target) or a 2-D array (steps x target columns)."
+        )
+    if len(arr) == 0:
+        raise ValueError(
+            f"{what} is empty (0 rows): score needs at least one true future value."
+        )
     arr = arr.reshape(len(arr), -1)
     if not np.isfinite(arr).all():
         raise ValueError(
