@@ -1067,3 +1067,17 @@ def test_a_time_column_of_fractions_names_the_first_fraction(tmp_path, capsys):
     pd.DataFrame({"t": [1.0, 2.0, 2.5, 4.0] * 6, "v": np.arange(24.0)}).to_csv(path, index=False)
     err = _fails(["forecast", path, "--time-col", "t", "-H", "2", *FAST], capsys)
     assert "not whole (2.5, ...)" in err
+
+
+def test_an_unnamed_time_column_stays_unnamed_in_the_forecast(tmp_path, capsys):
+    # pandas' to_csv of a dated Series writes the dates under an empty header; the forecast
+    # was written under pandas' placeholder name 'Unnamed: 0'
+    index = pd.date_range("2021-01-01", periods=40, freq="D", name=None)
+    path = tmp_path / "indexed.csv"
+    pd.Series(np.arange(40.0), index=index, name="sales").to_csv(path)
+    out = tmp_path / "forecast.csv"
+    code, _, _ = _run(["forecast", path, "-H", 2, *FAST, "-o", out], capsys)
+    assert code == 0
+    assert out.read_text().splitlines()[0] == ",sales"
+    forecast = pd.read_csv(out, index_col=0, parse_dates=True)
+    assert list(forecast.index) == list(pd.date_range("2021-02-10", periods=2, freq="D"))

@@ -831,6 +831,9 @@ def _read_csv(path, args):
     index = _time_index(
         frame[time_col], path, args.freq, args.date_order, getattr(args, "freq_label", None)
     )
+    if args.time_col is None and str(time_col).startswith("Unnamed: "):
+        # an empty header (pandas' placeholder name): the forecast's time column keeps it empty
+        index = index.rename(None)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
 
