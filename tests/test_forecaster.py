@@ -1405,3 +1405,45 @@ def test_float32_and_float64_fits_differ_by_rounding_not_by_their_random_numbers
         a.history_[0]["train_loss"], b.history_[0]["train_loss"], rtol=1e-5
     )
     np.testing.assert_allclose(a.predict(20).to_numpy(), b.predict(20).to_numpy(), atol=1e-4)
+
+
+def _default_float64():
+    import contextlib
+
+    @contextlib.contextmanager
+    def block():
+        before = torch.get_default_dtype()
+        torch.set_default_dtype(torch.float64)
+        try:
+            yield
+        finally:
+            torch.set_default_dtype(before)
+
+    return block()
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        lambda: torch.autocast("cpu", dtype=torch.bfloat16),
+        torch.no_grad,
+        torch.inference_mode,
+        _default_float64,
+    ],
+    ids=["autocast-bf16", "no_grad", "inference_mode", "default-dtype-float64"],
+)
+def test_the_callers_torch_modes_change_no_fit_and_no_forecast(context):
+    # under CPU autocast the forecasts crashed in the kernels (bfloat16 projections) and fits
+    # ran in bfloat16; under no_grad an LSTM fit failed at its first step; torch's default
+    # dtype changed the initial weights drawn for a random_state
+    y = np.sin(np.arange(600) / 5) + np.arange(600) / 300  # 60 validation values: weighed
+    params = dict(TINY, cell="lstm", num_layers=2, hidden_size=4)
+    plain = RNNForecaster(**params).fit(y)
+    with context():
+        model = RNNForecaster(**params).fit(y)
+        inside = model.predict(5)
+        plain_inside = plain.predict(5)
+    assert model.best_epoch_ == plain.best_epoch_
+    np.testing.assert_array_equal(inside, plain.predict(5))
+    np.testing.assert_array_equal(plain_inside, plain.predict(5))
+    np.testing.assert_array_equal(model.predict(5), plain.predict(5))

@@ -154,8 +154,11 @@ class ForecastNet(torch.nn.Module):
         kwargs = {"num_layers": num_layers, "dropout": dropout if num_layers > 1 else 0.0}
         if cell == "rnn":
             kwargs["nonlinearity"] = nonlinearity
+        # drawn in float32 whatever torch's default dtype (torch.set_default_dtype): the same
+        # random_state gives the same initial weights; build_net then casts to the fit's dtype
+        kwargs["dtype"] = torch.float32
         self.rnn = _LAYERS[cell](input_size, hidden_size, backend=backend, **kwargs)
-        self.head = torch.nn.Linear(hidden_size, n_out)
+        self.head = torch.nn.Linear(hidden_size, n_out, dtype=torch.float32)
 
     def forward(self, x, state=None):
         out, state = self.rnn(x, state)
@@ -946,6 +949,21 @@ def _threadpools():
     from threadpoolctl import ThreadpoolController
 
     return ThreadpoolController()
+
+
+@contextlib.contextmanager
+def own_torch_modes(device, train: bool):
+    """torch's modes as the estimator needs them, whatever the caller's: autocast off (the
+    estimator's ``dtype`` alone sets its precision) and, for training, gradients on and
+    inference mode off (a fit inside ``torch.no_grad()`` trains as anywhere else)."""
+    with contextlib.ExitStack() as stack:
+        kinds = {"cpu", torch.device(device).type}
+        for kind in sorted(kinds & {"cpu", "cuda"}):
+            stack.enter_context(torch.autocast(kind, enabled=False))
+        if train:
+            stack.enter_context(torch.inference_mode(False))
+            stack.enter_context(torch.enable_grad())
+        yield
 
 
 @contextlib.contextmanager

@@ -912,7 +912,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         tic = time.perf_counter()
         weighing_interrupted = False
         try:
-            with _training.thread_limits(self.n_threads, device):
+            with (
+                _training.thread_limits(self.n_threads, device),
+                _training.own_torch_modes(device, train=True),
+            ):
                 with settings["random"].as_global():
                     net = _training.build_net(config, self.init, device, dtype)
                 result = _training.fit_loop(
@@ -1100,7 +1103,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             {"n_threads": self.n_threads},
             caller_name=type(self).__name__,
         )
-        with _training.thread_limits(self.n_threads, self.device_):
+        with (
+            _training.thread_limits(self.n_threads, self.device_),
+            _training.own_torch_modes(self.device_, train=False),
+        ):
             plan = self._plan_forecast(X)
             values = self._run_forecast(plan)
         return self._assemble(values, plan)

@@ -836,9 +836,18 @@ def _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinear
     """:func:`recurrent_layer` without the checks."""
     name = _resolve(backend, x)
     if name != "numba":
-        return _recurrence(
-            cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0, name, nonlinearity
+        # in the arguments' dtypes on every backend, under an autocast too (the projection and
+        # the torch reference's matmuls are autocast ops; the Numba kernels are not)
+        device_type = x.device.type
+        autocast_off = (
+            torch.autocast(device_type, enabled=False)
+            if _autocast_active(device_type)
+            else contextlib.nullcontext()
         )
+        with autocast_off:
+            return _recurrence(
+                cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0, name, nonlinearity
+            )
     kernel = get_kernel(cell, name)
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
     needs_grad = torch.is_grad_enabled() and any(
