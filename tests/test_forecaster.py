@@ -936,6 +936,11 @@ def test_target_columns_must_match_fit_in_update_and_score():
         model.update(df.iloc[48:52].set_axis(["x", "y"], axis=1))
     with pytest.raises(ValueError, match="in another order"):
         model.score(df.iloc[48:][["b", "a"]])
+    # labels 0, 1 against '0', '1': the same order, other types (told "another order", with
+    # a fix that raised KeyError)
+    numbered = RNNForecaster(**TINY).fit(df.iloc[:48].set_axis([0, 1], axis=1))
+    with pytest.raises(ValueError, match=r"labelled as str, but fit saw \[0, 1\], labelled as int"):
+        numbered.update(df.iloc[48:52].set_axis(["0", "1"], axis=1))
     pd.testing.assert_frame_equal(model.predict(2), before)
     # the same columns, or an array (no names), are taken as they are
     assert np.isfinite(model.score(df.iloc[48:].to_numpy()))

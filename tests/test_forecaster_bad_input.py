@@ -242,17 +242,17 @@ def test_too_short_for_a_long_direct_horizon_offers_a_smaller_one(no_training):
         RNNForecaster(**dict(TINY, strategy="direct", horizon=40)).fit(np.arange(30.0))
 
 
-def test_window_one_needs_covariates(no_training):
+def test_window_one_is_refused(no_training):
     """A window of one value, centred on its own mean, reads as 0: the network got nothing of
-    the target, and forecast the last value plus a constant step."""
-    with pytest.raises(ValueError, match=r"window=1 leaves the network nothing of the target"):
-        RNNForecaster(window=1, **TINY).fit(Y)
+    the target, and forecast the last value plus a constant step; with covariates it saw only
+    the next step's, and forecast a level relation y = 2x + 5 worse than the last value."""
+    covariates = pd.DataFrame({"x": np.sin(np.arange(len(Y)))}, index=Y.index)
+    for args in ((Y,), (covariates, Y)):
+        with pytest.raises(ValueError, match=r"window=1 leaves the network nothing of the"):
+            RNNForecaster(window=1, **TINY).fit(*args)
 
 
-def test_window_one_with_covariates_and_auto_window_at_least_two():
-    X = pd.DataFrame({"x": np.sin(np.arange(len(Y)))}, index=Y.index)
-    model = RNNForecaster(window=1, **TINY).fit(X, Y)
-    assert model.window_ == 1
+def test_auto_window_at_least_two():
     # 'auto' never gives 1: a 3-row series gets 2 (it got 1)
     assert RNNForecaster(**dict(TINY, early_stopping=False)).fit(np.arange(3.0)).window_ == 2
 
@@ -385,6 +385,14 @@ def test_covariate_model_needs_matching_future_covariates():
         model.predict(with_nan(X.iloc[40:44], at=1))
     with pytest.raises(ValueError, match=r"Reshape your data"):
         model.predict(X["a"].iloc[40:44].to_numpy())
+    # named as X, with fixes for X (they named y, or gave scikit-learn's generic words)
+    with pytest.raises(ValueError, match=r"got a Series instead.*X\.to_frame\(\)"):
+        model.predict(X["a"].iloc[40:44])
+    future = X.iloc[40:44]
+    with pytest.raises(TypeError, match=r"in X\..*X\.index = pd\.to_datetime\(X\.index\)"):
+        model.predict(future.set_axis(future.index.strftime("%Y-%m-%d")))
+    with pytest.raises(TypeError, match=r"X has a 2-level MultiIndex, but the model was fitted"):
+        model.predict(future.set_axis(pd.MultiIndex.from_arrays([["a"] * 4, future.index])))
     with pytest.raises(ValueError, match=r"every step right after the end"):
         model.predict(X.iloc[42:44])
     with pytest.raises(ValueError, match=r"score\(X, y\) needs"):

@@ -262,7 +262,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _index_kind(index: pd.Index, panel: bool = False) -> str:
+def _index_kind(index: pd.Index, panel: bool = False, what: str = "y") -> str:
     if isinstance(index, pd.DatetimeIndex):
         return "datetime"
     if isinstance(index, pd.PeriodIndex):
@@ -273,12 +273,20 @@ def _index_kind(index: pd.Index, panel: bool = False) -> str:
         raise TypeError(
             f"Unsupported time level of type {type(index).__name__} (dtype {index.dtype}) in "
             "the panel's (series id, time) MultiIndex. Use dates, periods or integers: e.g. "
-            "y.index = y.index.set_levels(pd.to_datetime(y.index.levels[1]), level=1)."
+            f"{what}.index = {what}.index.set_levels(pd.to_datetime({what}.index.levels[1]), "
+            "level=1)."
+        )
+    if isinstance(index, pd.MultiIndex):
+        raise TypeError(
+            f"{what} has a {index.nlevels}-level MultiIndex, but the model was fitted on one "
+            "series (a panel needs its (series id, time) MultiIndex at fit): pass rows with "
+            "the training data's kind of time index."
         )
     raise TypeError(
-        f"Unsupported time index of type {type(index).__name__} (dtype {index.dtype}). Use a "
-        "DatetimeIndex or PeriodIndex with a regular frequency, or a RangeIndex: e.g. "
-        "y.index = pd.to_datetime(y.index), or y.reset_index(drop=True)."
+        f"Unsupported time index of type {type(index).__name__} (dtype {index.dtype}) in "
+        f"{what}. Use a DatetimeIndex or PeriodIndex with a regular frequency, or a "
+        f"RangeIndex: e.g. {what}.index = pd.to_datetime({what}.index), or "
+        f"{what}.reset_index(drop=True)."
     )
 
 
@@ -549,7 +557,7 @@ def check_time_index(
     zone-aware rows are checked in it (the same instants in UTC are not daily across a
     daylight-saving change).
     """
-    own_kind = _index_kind(index, panel)
+    own_kind = _index_kind(index, panel, _argument(what))
     if tz is not None and isinstance(index, pd.DatetimeIndex) and index.tz is not None:
         index = index.tz_convert(tz)
     _check_sorted_unique(index, what, panel)
@@ -674,7 +682,7 @@ def steps_ahead(
     timed = isinstance(index, pd.DatetimeIndex | pd.PeriodIndex)
     if axis.kind is None or index is None or (not timed and is_positionless(index)):
         return np.arange(1, n + 1)
-    kind = _index_kind(index, panel)
+    kind = _index_kind(index, panel, _argument(what))
     if kind != axis.kind:
         other = "" if panel else ", or a plain array (rows continuing it)"
         raise TypeError(

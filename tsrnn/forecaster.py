@@ -353,8 +353,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         quarterly, 7 daily, 24 hourly; at least 12, at most 64), shortened so that the
         shortest series still yields as many training windows as half the window length,
         and never below 2. Each window is centred on its own mean, so a window of one value
-        reads as 0: ``window=1`` is refused without covariates (the network would see
-        nothing of the target), and serves models whose covariates carry the information.
+        reads as 0: ``window=1`` is refused (the network would see nothing of the target).
     horizon : int, default=1
         Steps the network emits at once with ``strategy='direct'``; only used there.
     strategy : {'recursive', 'direct'}, default='recursive'
@@ -638,13 +637,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             window = auto_window(period, usable, H)
         else:
             window = int(self.window)
-        if window == 1 and not covariates:
+        if window == 1:
             raise ValueError(
                 "window=1 leaves the network nothing of the target to read: each window is "
-                "centred on its own mean, so a window of one value always reads as 0, and the "
-                "forecasts would be the last value plus a learned constant step. Use window=2 "
-                "or more (window='auto' chooses one from the data); window=1 serves models "
-                "with covariates, which then carry the information."
+                "centred on its own mean, so a window of one value always reads as 0. The "
+                "forecasts are offsets from the last value, so the network could only learn "
+                "each step's change from the covariates of the step ahead (not from the "
+                "current ones, which it would not see either); with window=2 or more it reads "
+                "the target's recent changes and the covariates beside them. Use window=2 or "
+                "more (window='auto' chooses one from the data)."
             )
         self._check_lengths(data, window, H, n_valid, bool(covariates))
         lead, seasonal, seasonal_data = 0, None, False
@@ -845,7 +846,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         wname = "window='auto' gives " if self.window == "auto" else "window="
         v = int(n_valid[k])
         # each fix offered only where it alone would make the series long enough
-        smallest = 1 if covariates else 2  # window=1 needs covariates
+        smallest = 2  # window=1 is refused
         fixes = ["a longer series"]
         if data.ids is not None and len(short) < data.n_series:  # some series are long enough
             names = [label(data.ids[i]) for i in short[:5]]
@@ -1260,6 +1261,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
     def _future_covariates(self, X, n):
         check_covariate_frame(X, "X")
+        if isinstance(X, pd.Series):
+            raise ValueError(
+                "Expected 2D array, got a Series instead: future covariates X are 2-D, one row "
+                "per step and one column per covariate, as at fit. Pass X.to_frame() (for a "
+                "single covariate, named as at fit)."
+            )
         x = validate_data(
             self, X, reset=False, dtype=np.float64, ensure_all_finite=True, ensure_2d=True
         )
@@ -1532,6 +1539,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         if target.columns.equals(fitted):
             return
         got, want = list(target.columns), list(fitted)
+        if list(map(str, got)) == list(map(str, want)):
+            kinds = ["/".join(sorted({type(c).__name__ for c in cs})) for cs in (got, want)]
+            raise ValueError(
+                f"{what} has the target columns {got}, labelled as {kinds[0]}, but fit "
+                f"saw {want}, labelled as {kinds[1]}: give them fit's labels, e.g. "
+                f"{what}.columns = {want!r}."
+            )
         if sorted(map(str, got)) == sorted(map(str, want)) and len(got) == len(want):
             raise ValueError(
                 f"{what} has the target columns {got} in another order than fit saw ({want}): "
