@@ -1452,3 +1452,108 @@ def test_the_callers_torch_modes_change_no_fit_and_no_forecast(context):
     np.testing.assert_array_equal(inside, plain.predict(5))
     np.testing.assert_array_equal(plain_inside, plain.predict(5))
     np.testing.assert_array_equal(model.predict(5), plain.predict(5))
+
+
+def _numba_style_interrupt(*args, **kwargs):
+    """Ctrl-C as a Numba function surfaces it when the signal arrives while it boxes its
+    result: a SystemError with the KeyboardInterrupt as its context."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        # the implicit context, as CPython leaves it: no "from"
+        raise SystemError("CPUDispatcher(<function k>) returned a result with an exception set")  # noqa: B904
+
+
+def test_ctrl_c_surfacing_from_numba_as_a_system_error_is_an_interrupt(monkeypatch):
+    # it failed the fit with a SystemError, the trained epochs lost
+    real, calls = training.run_epoch, []
+
+    def third_epoch_interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            _numba_style_interrupt()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "run_epoch", third_epoch_interrupted)
+    model = RNNForecaster(**dict(TINY, max_epochs=10))
+    with pytest.warns(InterruptedFitWarning, match="interrupted after 2 epoch"):
+        model.fit(seasonal(48))
+    assert model.n_epochs_ == 2
+    monkeypatch.setattr(training, "run_epoch", real)
+    monkeypatch.setattr(training, "choose_weight", _numba_style_interrupt)
+    with pytest.warns(InterruptedFitWarning, match="kept with weight 1"):
+        model.fit(seasonal(48))
+    monkeypatch.setattr(training, "run_epoch", _numba_style_interrupt)
+    with pytest.raises(KeyboardInterrupt):  # before any epoch: a clean interrupt, not SystemError
+        RNNForecaster(**TINY).fit(seasonal(48))
+    monkeypatch.setattr(model, "_run_forecast", _numba_style_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        model.predict(3)
+
+    def other_system_error(*args, **kwargs):
+        raise SystemError("not an interrupt")
+
+    monkeypatch.setattr(training, "run_epoch", other_system_error)
+    with pytest.raises(SystemError, match="not an interrupt"):
+        RNNForecaster(**TINY).fit(seasonal(48))
+
+
+@pytest.mark.parametrize("handler", ["ignored", "own"])
+def test_ctrl_c_held_during_the_first_imports_goes_to_the_programs_handler(monkeypatch, handler):
+    # a program that ignores SIGINT (a job started with &) or handles it itself got a
+    # KeyboardInterrupt out of fit
+    import os
+    import signal
+
+    import tsrnn.forecaster as forecaster_module
+
+    real, seen = forecaster_module.get_kernel, []
+
+    def interrupted_import(cell, backend):
+        os.kill(os.getpid(), signal.SIGINT)
+        return real(cell, backend)
+
+    monkeypatch.setattr(forecaster_module, "get_kernel", interrupted_import)
+    own = signal.SIG_IGN if handler == "ignored" else (lambda signum, frame: seen.append(signum))
+    before = signal.signal(signal.SIGINT, own)
+    try:
+        model = RNNForecaster(**TINY).fit(seasonal(40))
+        assert signal.getsignal(signal.SIGINT) is own
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert np.isfinite(model.predict(3)).all()
+    assert seen == ([] if handler == "ignored" else [signal.SIGINT])
+
+
+def test_verbose_with_no_usable_output_streams_keeps_the_fit(monkeypatch):
+    # a closed stdout threw the trained model away at the summary line; no stderr at all
+    # (pythonw) crashed the progress bar before training
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr("sys.stdout", closed)
+    model = RNNForecaster(**dict(TINY, verbose=1))
+    with pytest.warns(UserWarning, match="summary could not be printed.*the fit is kept"):
+        model.fit(seasonal(48))
+    assert model.n_epochs_ == 2
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    monkeypatch.setattr("sys.stderr", None)
+    assert RNNForecaster(**dict(TINY, verbose=1)).fit(seasonal(48)).n_epochs_ == 2
+
+
+def test_n_threads_bounds_the_blas_pools_without_raising_them(monkeypatch):
+    # under a caller's threadpool_limits(1), n_threads=8 set the BLAS pools to 8
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    real = training.run_epoch
+
+    def recording(*args, **kwargs):
+        seen.append({p["prefix"]: p["num_threads"] for p in threadpool_info()})
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "run_epoch", recording)
+    with threadpool_limits(limits=1, user_api="blas"):
+        RNNForecaster(**dict(TINY, n_threads=8)).fit(seasonal(48))
+        blas = {p["prefix"] for p in threadpool_info() if p["user_api"] == "blas"}
+    assert blas and seen
+    assert all(pools[prefix] == 1 for pools in seen for prefix in blas)

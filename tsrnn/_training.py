@@ -652,9 +652,11 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
             if early and waited >= settings["patience"]:
                 stopped = True
                 break
-    except KeyboardInterrupt:
-        if not history:  # no epoch to keep: the fit fails, as any other exception would
+    except (KeyboardInterrupt, SystemError) as exc:
+        if not is_interrupt(exc):
             raise
+        if not history:  # no epoch to keep: the fit fails, as any other exception would
+            raise KeyboardInterrupt from None
         interrupted = True
     if best_state is not None:
         net.load_state_dict(best_state)
@@ -870,6 +872,22 @@ def forecast(
     return Y[:, LW : LW + n_steps].double().cpu().numpy()
 
 
+def is_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C: a ``KeyboardInterrupt``, or the ``SystemError`` ("returned
+    a result with an exception set") that a Numba function raises when the interrupt arrives
+    while it hands back its result (Python runs the signal handler inside that call), with the
+    ``KeyboardInterrupt`` as its context."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        if not isinstance(exc, SystemError):
+            return False
+        seen.add(id(exc))
+        exc = exc.__context__ or exc.__cause__
+    return False
+
+
 @contextlib.contextmanager
 def interrupts_held():
     """Hold Ctrl-C (SIGINT) back until the block ends, then raise it.
@@ -890,7 +908,10 @@ def interrupts_held():
         # a handler set outside Python reads as None: Python's own takes its place
         signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)
     if caught:
-        raise KeyboardInterrupt
+        # delivered again, to the handler that was in place: a KeyboardInterrupt under
+        # Python's default one, nothing where SIGINT is ignored (SIG_IGN), a program's own
+        # handler called
+        signal.raise_signal(signal.SIGINT)
 
 
 @contextlib.contextmanager
@@ -951,6 +972,20 @@ def _threadpools():
     return ThreadpoolController()
 
 
+def _pool_caps(n: int) -> dict:
+    """threadpoolctl limits that bound each BLAS/OpenMP pool to ``n`` threads, and to Numba's
+    pool size, without raising any above its current size (a caller's
+    ``threadpool_limits(1)`` stays 1): ``{prefix: limit}``."""
+    import numba
+
+    n = max(1, min(n, numba.config.NUMBA_NUM_THREADS))
+    caps = {}
+    for lib in _threadpools().info():
+        current = lib.get("num_threads") or n
+        caps[lib["prefix"]] = min(caps.get(lib["prefix"], n), current)
+    return caps
+
+
 @contextlib.contextmanager
 def own_torch_modes(device, train: bool):
     """torch's modes as the estimator needs them, whatever the caller's: autocast off (the
@@ -982,7 +1017,7 @@ def thread_limits(n_threads, device=None):
         from tsrnn.kernels.common.numba_config import num_threads
 
         if n_threads is not None:
-            stack.enter_context(_threadpools().limit(limits=int(n_threads)))
+            stack.enter_context(_threadpools().limit(limits=_pool_caps(int(n_threads))))
             stack.enter_context(num_threads(int(n_threads)))
         else:
             # torch's count (or OMP_NUM_THREADS, where Numba came before tsrnn), read before

@@ -9,6 +9,7 @@ ending in ``_``; pickling to plain CPU arrays).
 from __future__ import annotations
 
 import numbers
+import sys
 import time
 import warnings
 from numbers import Integral, Real
@@ -603,11 +604,22 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         """
         prep = self._prepare(X, y)
         fitted = self._train(prep)
+        summary = fitted.pop("_summary")
         for name, value in {**prep["attrs"], **fitted}.items():
             setattr(self, name, value)
         # feature names exist only for covariates given as a DataFrame with string columns
         if prep["attrs"].get("feature_names_in_") is None:
             self.__dict__.pop("feature_names_in_", None)
+        if summary is not None:
+            # printed once the fit is stored: a closed or broken stdout loses the line only
+            try:
+                print(summary)
+            except (OSError, ValueError) as exc:
+                warnings.warn(
+                    f"verbose: the fit summary could not be printed ({exc}); the fit is kept.",
+                    UserWarning,
+                    stacklevel=2,
+                )
         return self
 
     def _prepare(self, X, y):
@@ -929,7 +941,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     weight = _training.choose_weight(
                         net, problem, settings, constant=attrs["_constant_"]
                     )
-                except KeyboardInterrupt:
+                except (KeyboardInterrupt, SystemError) as exc:
+                    if not _training.is_interrupt(exc):
+                        raise
                     # after training: keep the trained network, its outputs unshrunk (weight
                     # 1, as without validation rows), and say so below
                     weight, weighing_interrupted = 1.0, True
@@ -1023,14 +1037,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=4,
             )
+        summary = None
         if self.verbose:
             valid = history[result.best_epoch - 1]["valid_loss"] if result.best_epoch else None
             valid_txt = "" if valid is None else f", valid loss {valid:.4g}"
-            print(
+            summary = (
                 f"RNNForecaster: {len(history)} epochs in {time.perf_counter() - tic:.1f} s, "
                 f"best epoch {result.best_epoch}{valid_txt} ({backend} on {device})"
             )
         return {
+            "_summary": summary,
             "module_": net,
             "history_": history,
             "n_epochs_": len(history),
@@ -1048,7 +1064,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             warnings.filterwarnings("ignore", message="IProgress not found")
             from tqdm.auto import tqdm
 
-        bar = tqdm(total=int(self.max_epochs), desc="RNNForecaster", unit="epoch", leave=False)
+        bar = tqdm(
+            total=int(self.max_epochs),
+            desc="RNNForecaster",
+            unit="epoch",
+            leave=False,
+            disable=sys.stderr is None,  # pythonw and some embedded interpreters: no stream
+        )
 
         def step(record, best_epoch):
             post = {"train": f"{record['train_loss']:.4g}", "best": best_epoch}
@@ -1104,12 +1126,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             {"n_threads": self.n_threads},
             caller_name=type(self).__name__,
         )
-        with (
-            _training.thread_limits(self.n_threads, self.device_),
-            _training.own_torch_modes(self.device_, train=False),
-        ):
-            plan = self._plan_forecast(X)
-            values = self._run_forecast(plan)
+        try:
+            with (
+                _training.thread_limits(self.n_threads, self.device_),
+                _training.own_torch_modes(self.device_, train=False),
+            ):
+                plan = self._plan_forecast(X)
+                values = self._run_forecast(plan)
+        except SystemError as exc:
+            if _training.is_interrupt(exc):  # Ctrl-C as a Numba kernel returned
+                raise KeyboardInterrupt from None
+            raise
         return self._assemble(values, plan)
 
     def _plan_forecast(self, X) -> dict:
