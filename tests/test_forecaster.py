@@ -1557,3 +1557,22 @@ def test_n_threads_bounds_the_blas_pools_without_raising_them(monkeypatch):
         blas = {p["prefix"] for p in threadpool_info() if p["user_api"] == "blas"}
     assert blas and seen
     assert all(pools[prefix] == 1 for pools in seen for prefix in blas)
+
+
+def test_a_dropout_fit_leaves_torchs_global_stream_to_other_users(monkeypatch):
+    # dropout borrowed torch's global generator at every step: another thread's seeded draws
+    # came from the fit's stream (and moved it: the fit's forecasts changed)
+    params = dict(TINY, num_layers=2, dropout=0.3, max_epochs=2)
+    plain = RNNForecaster(**params).fit(seasonal(48)).predict(3)
+    real, draws = training.train_step, []
+
+    def with_another_user(*args, **kwargs):
+        draws.append(torch.rand(1).item())  # as another thread would, mid-fit
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(training, "train_step", with_another_user)
+    torch.manual_seed(123)
+    model = RNNForecaster(**params).fit(seasonal(48))
+    torch.manual_seed(123)
+    assert draws and draws == [torch.rand(1).item() for _ in draws]
+    pd.testing.assert_series_equal(model.predict(3), plain)

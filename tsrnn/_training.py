@@ -82,9 +82,9 @@ class FitRandom:
     on the CPU, the input noise and dropout; on a CUDA device those two come from ``device``,
     seeded alike. The draws are those of ``torch.manual_seed(seed)`` and torch's global
     generators, in the same order, so a fit's results do not depend on which is used. The
-    noise is drawn with ``generator=``; weight initialisation and dropout take no generator
-    argument in torch, so :meth:`as_global` lends them these streams as the global ones, under
-    a lock that fits in other threads wait on.
+    noise and dropout are drawn with ``generator=``; weight initialisation takes no generator
+    argument in torch, so :meth:`as_global` lends it these streams as the global ones, under
+    a lock that fits in other threads wait on (once, before training).
     """
 
     def __init__(self, seed: int, device):
@@ -398,7 +398,7 @@ def run_epoch(net, optimizer, problem, rng, settings, first=None) -> float:
     noise = settings.get("input_noise")
     streams = settings.get("random")
     generator = None if streams is None else streams.device
-    # dropout draws from torch's global generator: lent this fit's stream for each step
+    # dropout between stacked layers draws from this fit's stream (not torch's global one)
     drops = streams is not None and net.training and _draws_dropout(net)
     loss_sum = 0.0
     cpu = torch.device(settings["device"]).type == "cpu"
@@ -410,7 +410,7 @@ def run_epoch(net, optimizer, problem, rng, settings, first=None) -> float:
             inputs, targets = make_batch(
                 problem, starts, settings["device"], settings["dtype"], noise, generator
             )
-            with streams.as_global() if drops else contextlib.nullcontext():
+            with _dropout_drawn_from(net, generator) if drops else contextlib.nullcontext():
                 loss = train_step(
                     net,
                     optimizer,
@@ -432,9 +432,22 @@ def _draws_dropout(net) -> bool:
         rate = getattr(m, "dropout", 0)  # a recurrent layer's, between its stacked layers
         if isinstance(rate, float) and rate > 0 and getattr(m, "num_layers", 1) > 1:
             return True
-        if isinstance(m, torch.nn.Dropout) and m.p > 0:
-            return True
     return False
+
+
+@contextlib.contextmanager
+def _dropout_drawn_from(net, generator):
+    """The recurrent layers' dropout masks drawn from ``generator`` inside the block (the
+    same numbers ``F.dropout`` draws from torch's global generator on the CPU), so a fit
+    neither reads nor moves the global stream that other threads use."""
+    layers = [m for m in net.modules() if isinstance(m, tsrnn.nn._KernelRNNMixin)]
+    for m in layers:
+        m._dropout_generator = generator
+    try:
+        yield
+    finally:
+        for m in layers:
+            m.__dict__.pop("_dropout_generator", None)
 
 
 BASELINE_WINDOWS = 256

@@ -419,9 +419,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the training inputs' noise, dropout and the order of windows.
         Same value, same data, same machine: identical forecasts, also when fits run in
-        several threads at once (each fit draws from its own torch generators, which
-        weight initialisation and dropout borrow as the global ones under a lock, so
-        threaded fits wait on each other only there). With an int or a ``RandomState``,
+        several threads at once (each fit draws from its own torch generators; weight
+        initialisation borrows them as the global ones under a lock, once before training,
+        so threaded fits wait on each other only there). With an int or a ``RandomState``,
         torch's and NumPy's global RNG states are left untouched; ``None`` draws the seeds
         from NumPy's global RNG (scikit-learn's convention), which advances it. A panel's
         windows are shuffled in the order of its sorted series ids, so the same panel with

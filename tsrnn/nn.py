@@ -1051,7 +1051,13 @@ class _KernelRNNMixin:
                 c_n.append(cn)
             layer_input = outs[0] if D == 1 else torch.cat(outs, dim=-1)
             if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                layer_input = F.dropout(layer_input, self.dropout, training=True)
+                generator = self.__dict__.get("_dropout_generator")
+                if generator is None:
+                    layer_input = F.dropout(layer_input, self.dropout, training=True)
+                else:  # a forecaster's own stream: F.dropout's mask, without the global one
+                    keep = 1.0 - self.dropout
+                    mask = torch.empty_like(layer_input).bernoulli_(keep, generator=generator)
+                    layer_input = layer_input * mask.div_(keep)
 
         output = layer_input
         h_n = torch.stack(h_n)
