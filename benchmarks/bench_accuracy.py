@@ -24,6 +24,7 @@ Usage::
     python benchmarks/bench_accuracy.py                  # every dataset
     python benchmarks/bench_accuracy.py --datasets air_passengers us_change
     python benchmarks/bench_accuracy.py --seeds 0 1       # mean MASE over two fits
+    python benchmarks/bench_accuracy.py --origins 4       # also 3 earlier forecast origins
 """
 
 from __future__ import annotations
