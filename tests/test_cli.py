@@ -1081,3 +1081,9 @@ def test_an_unnamed_time_column_stays_unnamed_in_the_forecast(tmp_path, capsys):
     assert out.read_text().splitlines()[0] == ",sales"
     forecast = pd.read_csv(out, index_col=0, parse_dates=True)
     assert list(forecast.index) == list(pd.date_range("2021-02-10", periods=2, freq="D"))
+    # a header that really is named 'Unnamed: 0' keeps its name
+    named = tmp_path / "named.csv"
+    named.write_text(path.read_text().replace(",sales", "Unnamed: 0,sales", 1))
+    code, _, _ = _run(["forecast", named, "-H", 2, *FAST, "-o", out], capsys)
+    assert code == 0
+    assert out.read_text().splitlines()[0] == "Unnamed: 0,sales"

@@ -1576,3 +1576,12 @@ def test_a_dropout_fit_leaves_torchs_global_stream_to_other_users(monkeypatch):
     torch.manual_seed(123)
     assert draws and draws == [torch.rand(1).item() for _ in draws]
     pd.testing.assert_series_equal(model.predict(3), plain)
+
+
+def test_ctrl_c_from_numba_in_the_first_loss_fails_the_fit_cleanly(monkeypatch):
+    # the loss at the initial weights ran outside the interrupt handling: a SystemError
+    monkeypatch.setattr(training, "initial_loss", _numba_style_interrupt)
+    model = RNNForecaster(**TINY)
+    with pytest.raises(KeyboardInterrupt):
+        model.fit(seasonal(48))
+    assert not hasattr(model, "module_")

@@ -118,7 +118,7 @@ PARAM_CASES = [
     (
         {"window": 0},
         "The 'window' parameter of RNNForecaster must be a str among {'auto'} or "
-        "an int in the range [1, inf). Got 0 instead.",
+        "an int in the range [2, inf). Got 0 instead.",
     ),
     ({"window": "long"}, "The 'window' parameter"),
     ({"horizon": 0}, "The 'horizon' parameter"),
@@ -248,7 +248,7 @@ def test_window_one_is_refused(no_training):
     the next step's, and forecast a level relation y = 2x + 5 worse than the last value."""
     covariates = pd.DataFrame({"x": np.sin(np.arange(len(Y)))}, index=Y.index)
     for args in ((Y,), (covariates, Y)):
-        with pytest.raises(ValueError, match=r"window=1 leaves the network nothing of the"):
+        with pytest.raises(ValueError, match=r"'window' parameter .* range \[2, inf\)"):
             RNNForecaster(window=1, **TINY).fit(*args)
 
 
@@ -609,13 +609,22 @@ def test_score_with_covariates_needs_one_x_row_per_truth():
 
 
 def test_score_of_an_empty_or_3d_truth_is_refused(fitted):
+    # target only: the truth is score's one argument, X
     for empty in (Y.iloc[:0], np.array([]), np.zeros((0, 1))):
-        with pytest.raises(ValueError, match=r"y is empty \(0 rows\)"):
+        with pytest.raises(ValueError, match=r"X is empty \(0 rows\)"):
             fitted.score(empty)
-    with pytest.raises(ValueError, match=r"y has 3 dimension\(s\) \(4, 1, 1\)"):
+    with pytest.raises(ValueError, match=r"X has 3 dimension\(s\) \(4, 1, 1\)"):
         fitted.score(Y.iloc[40:44].to_numpy().reshape(4, 1, 1))
-    with pytest.raises(ValueError, match=r"y has 2 column\(s\) but the model forecasts 1"):
+    with pytest.raises(ValueError, match=r"X has 2 column\(s\) but the model forecasts 1"):
         fitted.score(np.zeros((4, 2)))
+
+
+def test_score_with_covariates_and_no_rows_of_x_gets_predicts_message():
+    # a scalar or None as X raised "object of type 'int' has no len()"
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40])
+    for x in (3, 2.5, None):
+        with pytest.raises((TypeError, ValueError), match=r"predict|X"):
+            model.score(x, Y.iloc[40:43])
 
 
 def test_predict_refuses_rows_of_more_than_two_dimensions(fitted):
@@ -645,3 +654,26 @@ def test_update_with_an_array_target_names_x_new_index_faults():
     with pytest.raises(ValueError, match=r"come from X_new's index.*sort_index"):
         model.update(X.iloc[40:44].iloc[::-1], Y.iloc[40:44].to_numpy())
     np.testing.assert_array_equal(model.predict(X.iloc[40:42]), before)
+
+
+def test_update_of_a_one_series_model_refuses_panel_rows(fitted):
+    # every series but the first was dropped silently
+    new = pd.concat({"a": Y.iloc[40:42], "b": Y.iloc[40:42] + 100})
+    before = snapshot(fitted)
+    with pytest.raises(TypeError, match=r"y_new has a \(series id, time\) MultiIndex.*one series"):
+        fitted.update(new)
+    assert_unchanged(fitted, before)
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40].to_numpy())
+    future = pd.concat({"a": X.iloc[40:42], "b": X.iloc[40:42]})
+    with pytest.raises(TypeError, match=r"X_new has a \(series id, time\) MultiIndex"):
+        model.update(future, np.zeros(4))
+
+
+def test_an_array_targets_dating_index_of_the_wrong_kind_is_named_as_x():
+    # TypeErrors escaped the wrapper and named y_new, with y_new.index fixes an array cannot
+    # take
+    model = RNNForecaster(**TINY).fit(X.iloc[:40], Y.iloc[:40].to_numpy())
+    new = X.iloc[40:42]
+    for index in (new.index.strftime("%Y-%m-%d"), new.index.to_period("M")):
+        with pytest.raises(TypeError, match=r"come from X_new's index, and that index has"):
+            model.update(new.set_axis(index), np.zeros(2))

@@ -616,10 +616,10 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     warm = None  # (validation loss, epoch, weights) of the warm-up's best epoch so far
     sane = (0, initial)  # without early stopping: the last epoch that had not run off
     first = []  # the training loss at the initial weights: the first batch's, if large enough
-    if settings["batch_size"] < BASELINE_WINDOWS and problem.plan.n_train > 0:
-        first.append(initial_loss(net, problem, settings))
     interrupted = stopped = warmed_up = False
     try:
+        if settings["batch_size"] < BASELINE_WINDOWS and problem.plan.n_train > 0:
+            first.append(initial_loss(net, problem, settings))
         for epoch in range(1, settings["max_epochs"] + 1):
             tic = time.perf_counter()
             train_loss = run_epoch(

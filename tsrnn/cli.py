@@ -831,8 +831,8 @@ def _read_csv(path, args):
     index = _time_index(
         frame[time_col], path, args.freq, args.date_order, getattr(args, "freq_label", None)
     )
-    if args.time_col is None and str(time_col).startswith("Unnamed: "):
-        # an empty header (pandas' placeholder name): the forecast's time column keeps it empty
+    if args.time_col is None and _header(text)[:1] == [""]:
+        # an empty header (pandas names it 'Unnamed: 0'): the forecast's time column keeps it
         index = index.rename(None)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
 
@@ -874,14 +874,19 @@ def _name(path):
     return _STDIN if path == "-" else path
 
 
+def _header(text):
+    """The CSV's header fields as written (pandas renames empty and repeated ones)."""
+    import csv
+    import io
+
+    return next(csv.reader(io.StringIO(text, newline=""), skipinitialspace=True), [])
+
+
 def _check_header(path, frame, text):
     """The header as written: pandas renames a repeated name ('sales' again becomes 'sales.1'),
     and a file of one column whose name holds ';' or a tab was likely written with another
     separator."""
-    import csv
-    import io
-
-    header = next(csv.reader(io.StringIO(text, newline=""), skipinitialspace=True), [])
+    header = _header(text)
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise _InputError(

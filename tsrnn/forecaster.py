@@ -238,8 +238,8 @@ def _check_covariates_index(covs: pd.DataFrame, yname: str, xname: str, **check)
     a fault is named as the covariates' index, with a fix that keeps the rows paired."""
     try:
         check_target(pd.Series(np.zeros(len(covs)), index=covs.index), yname, **check)
-    except ValueError as err:
-        raise ValueError(
+    except (ValueError, TypeError) as err:
+        raise type(err)(
             f"{yname} is an array, so its time steps come from {xname}'s index, and that index "
             f"has a problem. Give {yname} the same index first ({yname} = pd.Series({yname}, "
             f"index={xname}.index), or pd.DataFrame for several columns) and fix {xname} and "
@@ -354,7 +354,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         quarterly, 7 daily, 24 hourly; at least 12, at most 64), shortened so that the
         shortest series still yields as many training windows as half the window length,
         and never below 2. Each window is centred on its own mean, so a window of one value
-        reads as 0: ``window=1`` is refused (the network would see nothing of the target).
+        would read as 0: an int window is at least 2.
     horizon : int, default=1
         Steps the network emits at once with ``strategy='direct'``; only used there.
     strategy : {'recursive', 'direct'}, default='recursive'
@@ -483,7 +483,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         "hidden_size": [Interval(Integral, 1, None, closed="left")],
         "num_layers": [Interval(Integral, 1, None, closed="left")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
-        "window": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+        # at least 2: a window of one value, centred on its own mean, always reads as 0
+        "window": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
         "horizon": [Interval(Integral, 1, None, closed="left")],
         "strategy": [StrOptions({"recursive", "direct"})],
         "bptt": [Interval(Integral, 1, None, closed="left"), None],
@@ -649,16 +650,6 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             window = auto_window(period, usable, H)
         else:
             window = int(self.window)
-        if window == 1:
-            raise ValueError(
-                "window=1 leaves the network nothing of the target to read: each window is "
-                "centred on its own mean, so a window of one value always reads as 0. The "
-                "forecasts are offsets from the last value, so the network could only learn "
-                "each step's change from the covariates of the step ahead (not from the "
-                "current ones, which it would not see either); with window=2 or more it reads "
-                "the target's recent changes and the covariates beside them. Use window=2 or "
-                "more (window='auto' chooses one from the data)."
-            )
         self._check_lengths(data, window, H, n_valid, bool(covariates))
         lead, seasonal, seasonal_data = 0, None, False
         if period > 1 and H <= period:
@@ -1496,12 +1487,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     "with the true future values as the one argument."
                 )
             truth = X
-        self._check_target_columns(truth, "y")
+        # the truth's name in messages: y, or X where it is the one argument (target only)
+        tname = "y" if self._layout_["covariates"] else "X"
+        self._check_target_columns(truth, tname)
         # the truth is checked before any forecasting work
         true = (
             check_target(
                 truth,
-                "y",
+                tname,
                 freq=self.freq_,
                 index_kind=self._layout_["axis"].kind,
                 tz=self._time_zone(),
@@ -1510,14 +1503,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             and isinstance(truth.index, pd.MultiIndex)
             else None
         )
-        t_arr = true.values if true is not None else _to_2d(truth, "y")
+        t_arr = true.values if true is not None else _to_2d(truth, tname)
         n_targets = self._layout_["n_targets"]
         if t_arr.shape[1] != n_targets:
             raise ValueError(
-                f"y has {t_arr.shape[1]} column(s) but the model forecasts {n_targets} target "
-                "column(s): pass one true value per forecast row and target column."
+                f"{tname} has {t_arr.shape[1]} column(s) but the model forecasts {n_targets} "
+                "target column(s): pass one true value per forecast row and target column."
             )
-        if self._layout_["covariates"] and len(X) != len(t_arr):
+        # rows of covariates (a scalar or None is left to predict's own message)
+        x_rows = isinstance(X, pd.Series | pd.DataFrame) or np.ndim(X) >= 1
+        if self._layout_["covariates"] and x_rows and len(X) != len(t_arr):
             raise ValueError(
                 f"X has {len(X)} rows but y has {len(t_arr)}: score needs one row of future "
                 "covariates per true value (row for row)."
@@ -1659,9 +1654,20 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "on a target array beside panel covariates, X_new with that index)."
             )
         self._check_target_columns(target, "y_new")
+        # the argument whose index dates the new rows: X_new where y_new is an array
+        dated_by = (
+            "X_new" if covs is not None and not isinstance(y, pd.Series | pd.DataFrame) else "y_new"
+        )
         new = check_target(
             target, "y_new", freq=self.freq_, index_kind=layout["axis"].kind, tz=self._time_zone()
         )
+        if layout["ids"] is None and new.ids is not None:
+            # a one-series model: the rows of every series but the first were dropped silently
+            raise TypeError(
+                f"{dated_by} has a (series id, time) MultiIndex, but the model was fitted on "
+                "one series: pass that series' new rows indexed by time alone, e.g. "
+                f"{dated_by}.xs(series_id, level=0)."
+            )
         if new.n_columns != layout["n_targets"]:
             raise ValueError(
                 f"y_new has {new.n_columns} target column(s) but the model was fitted on "
