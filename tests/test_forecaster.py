@@ -1585,3 +1585,22 @@ def test_ctrl_c_from_numba_in_the_first_loss_fails_the_fit_cleanly(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         model.fit(seasonal(48))
     assert not hasattr(model, "module_")
+
+
+def test_a_run_off_in_an_epoch_of_one_step_is_told_from_the_validation_loss():
+    # one batch an epoch: the epoch's training loss is the batch's before its step, so the
+    # step that blew the weights up was never measured, and the fit kept them silently
+    from tsrnn.exceptions import ConvergenceWarning
+
+    y = pd.Series(np.sin(np.arange(30) / 3), index=pd.date_range("2021-01-04", periods=30))
+    with pytest.warns(ConvergenceWarning, match=r"The validation loss rose from .* in epoch 1"):
+        RNNForecaster(hidden_size=4, max_epochs=1, learning_rate=100.0, random_state=0).fit(y)
+    # validation rows the base forecasts almost exactly (a flat tail: a near-zero initial
+    # loss) are compared at ten times the training loss too, not at ten times almost nothing
+    from tsrnn.forecaster import _ran_off
+
+    history = [{"train_loss": 0.2, "valid_loss": 0.05}]
+    assert _ran_off(history, 1, 0.2, initial_valid=0.001) is None
+    assert _ran_off([{"train_loss": 0.2, "valid_loss": 5.0}], 1, 0.2, 0.001) == "validation"
+    assert _ran_off([{"train_loss": 3.0, "valid_loss": 5.0}], 1, 0.2, 0.001) == "training"
+    assert _ran_off([{"train_loss": 0.2, "valid_loss": None}], 1, 0.2, None) is None

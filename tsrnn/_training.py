@@ -535,6 +535,8 @@ class FitResult:
     stopped: bool = False
     # the warm-up (WARMUP_STEPS optimizer steps) ended within training, with early stopping
     warmed_up: bool = False
+    # the validation loss at the initial weights (early stopping; None without it)
+    initial_valid: float | None = None
 
 
 @contextlib.contextmanager
@@ -617,6 +619,7 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
     sane = (0, initial)  # without early stopping: the last epoch that had not run off
     first = []  # the training loss at the initial weights: the first batch's, if large enough
     interrupted = stopped = warmed_up = False
+    initial_valid = None
     try:
         if settings["batch_size"] < BASELINE_WINDOWS and problem.plan.n_train > 0:
             first.append(initial_loss(net, problem, settings))
@@ -671,11 +674,24 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
         if not history:  # no epoch to keep: the fit fails, as any other exception would
             raise KeyboardInterrupt from None
         interrupted = True
+    kept_valid = history[best_epoch - 1]["valid_loss"] if best_epoch else None
+    if kept_valid is not None and first and kept_valid >= RUN_OFF * first[0]:
+        # a kept epoch far worse on the validation rows than the initial weights' training
+        # loss: their validation loss says whether it ran off (an epoch of one optimizer step
+        # hides a run-off from its training loss, the batch's before the step)
+        net.load_state_dict(initial)
+        initial_valid = validate(net, problem, settings)
     if best_state is not None:
         net.load_state_dict(best_state)
     net.eval()
     return FitResult(
-        history, best_epoch, interrupted, first[0] if first else None, stopped, warmed_up
+        history,
+        best_epoch,
+        interrupted,
+        first[0] if first else None,
+        stopped,
+        warmed_up,
+        initial_valid,
     )
 
 

@@ -292,20 +292,33 @@ def _user_stacklevel() -> int:
     return level if frame is not None else 2
 
 
-def _ran_off(history, best_epoch, initial_loss) -> bool:
-    """Whether the kept epoch's training loss is :data:`RUN_OFF` times the loss at the initial
-    weights or more (:func:`tsrnn._training.initial_loss`). That loss is what a fit that
-    learns improves on (the network's outputs start near zero, so it is about the base
-    forecast's loss), so ten times it is a divergence that has not overflowed: SGD at too
-    high a learning rate went from 2.4 to 6.5e21, Adam at 1e6 from about 1 to 2e11 within its
-    first epoch, with forecasts to match. (Epoch 1's mean can already hold the run-off.)"""
-    kept = history[best_epoch - 1]["train_loss"]
-    return bool(
-        initial_loss is not None
-        and np.isfinite(initial_loss)
-        and kept >= RUN_OFF * initial_loss
-        and kept > 0
-    )
+def _ran_off(history, best_epoch, initial_loss, initial_valid=None) -> str | None:
+    """Which loss of the kept epoch is :data:`RUN_OFF` times its value at the initial weights
+    or more: ``'training'`` (against :func:`tsrnn._training.initial_loss`), ``'validation'``,
+    or None. The loss at the initial weights is what a fit that learns improves on (the
+    network's outputs start near zero, so it is about the base forecast's loss), so ten times
+    it is a divergence that has not overflowed: SGD at too high a learning rate went from 2.4
+    to 6.5e21, Adam at 1e6 from about 1 to 2e11 within its first epoch, with forecasts to
+    match. (Epoch 1's mean can already hold the run-off.) An epoch of one optimizer step
+    shows it in its validation loss only: its training loss is the batch's before the step."""
+    record = history[best_epoch - 1]
+    if initial_valid is not None and initial_loss is not None and np.isfinite(initial_loss):
+        # and above ten times the training loss too: validation rows the base forecasts
+        # almost exactly (a flat or all-zero tail) give a near-zero initial loss
+        initial_valid = max(initial_valid, initial_loss)
+    for kind, kept, initial in (
+        ("training", record["train_loss"], initial_loss),
+        ("validation", record["valid_loss"], initial_valid),
+    ):
+        if (
+            kept is not None
+            and initial is not None
+            and np.isfinite(initial)
+            and kept >= RUN_OFF * initial
+            and kept > 0
+        ):
+            return kind
+    return None
 
 
 class RNNForecaster(RegressorMixin, BaseEstimator):
@@ -998,13 +1011,21 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=4,
             )
-        elif result.best_epoch and _ran_off(history, result.best_epoch, result.initial_loss):
+        elif result.best_epoch and (
+            ran := _ran_off(
+                history, result.best_epoch, result.initial_loss, result.initial_valid
+            )
+        ):
             from tsrnn.exceptions import ConvergenceWarning
 
-            first = result.initial_loss
-            kept = history[result.best_epoch - 1]["train_loss"]
+            record = history[result.best_epoch - 1]
+            first, kept = (
+                (result.initial_loss, record["train_loss"])
+                if ran == "training"
+                else (result.initial_valid, record["valid_loss"])
+            )
             warnings.warn(
-                f"The training loss rose from {first:.3g} (at the initial weights) to "
+                f"The {ran} loss rose from {first:.3g} (at the initial weights) to "
                 f"{kept:.3g} in epoch {result.best_epoch}, whose weights were "
                 "kept: training ran off without overflowing. " + advice,
                 ConvergenceWarning,
