@@ -35,6 +35,24 @@ __all__ = [
 _N_HINT = "Ask for at least one time step."
 
 
+# integration steps a generator takes at most (pure Python: a few seconds per million, so
+# minutes at the cap), and delay values it holds (make_mackey_glass: tau / dt floats): beyond
+# them a tiny dt or a huge burn_in / sample_every / tau ran for hours or exhausted memory
+# without a word
+MAX_STEPS = 100_000_000
+MAX_DELAY_STEPS = 10_000_000
+
+
+def _check_steps(n_steps, func, what, limit=MAX_STEPS):
+    """A teaching error where ``n_steps`` integration steps (or delay values) exceed
+    ``limit``; ``what`` says which parameters ask for them."""
+    if n_steps > limit:
+        raise ValueError(
+            f"{func} would take {n_steps:.3g} integration steps ({what}), more than "
+            f"{limit:,}: raise dt, or lower the parameters that multiply the steps."
+        )
+
+
 def _steps_per(duration, dt, name, func, *, low=0):
     """``duration / dt`` as an int, or a teaching error when it is not a whole number."""
     steps = round(duration / dt)
@@ -358,6 +376,10 @@ def make_mackey_glass(
     every = check_int(sample_every, "sample_every", func, low=1)
     burn_in = check_real(burn_in, "burn_in", func, low=0.0)
     noise = check_real(noise, "noise", func, low=0.0)
+    _check_steps(tau / dt, func, "the delay tau / dt, held in memory", MAX_DELAY_STEPS)
+    _check_steps(
+        burn_in / dt + (n - 1) * every, func, "burn_in / dt + (n - 1) * sample_every"
+    )
     delay = _steps_per(tau, dt, "tau", func, low=1)
     burn = _steps_per(burn_in, dt, "burn_in", func)
     if initial is not None:
@@ -497,6 +519,9 @@ def make_lorenz(
     every = check_int(sample_every, "sample_every", func, low=1)
     burn_in = check_real(burn_in, "burn_in", func, low=0.0)
     noise = check_real(noise, "noise", func, low=0.0)
+    _check_steps(
+        burn_in / dt + (n - 1) * every, func, "burn_in / dt + (n - 1) * sample_every"
+    )
     burn = _steps_per(burn_in, dt, "burn_in", func)
     if initial is not None:
         initial = check_reals(initial, "initial", func, hint="Pass three numbers (x, y, z).")

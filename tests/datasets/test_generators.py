@@ -394,3 +394,20 @@ def test_start_is_rolled_onto_the_frequency_grid_as_documented():
     y = make_ar(3, start="2000-01-01", freq="W", random_state=0)
     assert y.index[0] == pd.Timestamp("2000-01-02")
     assert y.index.equals(pd.date_range("2000-01-01", periods=3, freq="W", name="time"))
+
+
+@pytest.mark.parametrize(
+    ("make", "params", "what"),
+    [
+        (make_mackey_glass, {"dt": 1e-300}, "the delay"),  # raised a raw OverflowError
+        (make_mackey_glass, {"tau": 1e12}, "the delay"),  # a bare MemoryError
+        (make_mackey_glass, {"dt": 1e-7}, "the delay"),  # a 1.7e8-float buffer, then hours
+        (make_mackey_glass, {"sample_every": 10**9}, "burn_in / dt"),
+        (make_lorenz, {"dt": 1e-300}, "burn_in / dt"),  # these ran on silently
+        (make_lorenz, {"burn_in": 1e9}, "burn_in / dt"),
+        (make_lorenz, {"sample_every": 10**9}, "burn_in / dt"),
+    ],
+)
+def test_integration_step_counts_beyond_the_cap_are_refused(make, params, what):
+    with pytest.raises(ValueError, match=rf"would take .* integration steps \({what}"):
+        make(5, random_state=0, **params)
