@@ -677,3 +677,18 @@ def test_an_array_targets_dating_index_of_the_wrong_kind_is_named_as_x():
     for index in (new.index.strftime("%Y-%m-%d"), new.index.to_period("M")):
         with pytest.raises(TypeError, match=r"come from X_new's index, and that index has"):
             model.update(new.set_axis(index), np.zeros(2))
+
+
+def test_messages_name_what_was_passed(fitted, no_training):
+    # a set or a generator was "the scalar {1, 2, 3}"; score(None) "has 0 dimension(s)";
+    # 3-D covariates at fit got scikit-learn's words without a fix; NaN in update rows was
+    # told the model "cannot train"
+    for rows, name in (({1, 2, 3}, "set"), ((i for i in range(3)), "generator")):
+        with pytest.raises(TypeError, match=rf"got a {name}, which is not rows"):
+            fitted.predict(rows)
+    with pytest.raises(ValueError, match=r"X is None: score needs the true future values"):
+        fitted.score(None)
+    with pytest.raises(ValueError, match=r"got 3D array instead: covariates X are 2-D.*reshape"):
+        RNNForecaster(**TINY).fit(np.zeros((N, 2, 1)), Y)
+    with pytest.raises(ValueError, match=r"reads no missing values \(to train, to continue from"):
+        fitted.update(with_nan(Y.iloc[40:44], at=1))

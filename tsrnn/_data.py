@@ -84,8 +84,9 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
         if isinstance(index, pd.MultiIndex):
             raise ValueError(
                 f"{what} contains {n_nan} NaN and {n_inf} inf value(s), "
-                f"{_panel_rows(index, bad_rows)}. Input contains NaN or infinity: an RNN "
-                f"cannot train on missing values. {_panel_fill(_argument(what))}"
+                f"{_panel_rows(index, bad_rows)}. Input contains NaN or infinity: the model "
+                f"reads no missing values (to train, to continue from or to score against). "
+                f"{_panel_fill(_argument(what))}"
             )
         if n_bad < len(arr) and (bad_rows[-1] == n_bad - 1 or bad_rows[0] == len(arr) - n_bad):
             # all at the start (or end): interpolate() and ffill() leave leading values missing
@@ -106,7 +107,8 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
             )
         raise ValueError(
             f"{what} contains {n_nan} NaN and {n_inf} inf value(s) (first at rows {rows}). "
-            f"Input contains NaN or infinity: an RNN cannot train on missing values. {fix}"
+            "Input contains NaN or infinity: the model reads no missing values (to train, "
+            f"to continue from or to score against). {fix}"
         )
     return arr
 

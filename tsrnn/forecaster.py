@@ -804,6 +804,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "target alone call fit(y) with one argument."
             )
         check_covariate_frame(covs, "X")
+        if not isinstance(covs, pd.DataFrame) and getattr(np.asarray(covs), "ndim", 2) > 2:
+            raise ValueError(
+                f"Expected 2D array, got {np.ndim(covs)}D array instead: covariates X are 2-D, "
+                "one row per time step and one column per covariate. Reshape your data, e.g. "
+                "X.reshape(len(X), -1)."
+            )
         names = _get_feature_names(covs)
         x = check_array(
             covs,
@@ -1268,7 +1274,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     f"{what} must be rows (a pandas object or an array), got {type(X).__name__}."
                 ) from None
             if arr.ndim == 0:
-                raise TypeError(f"{what} must be an int h >= 1 or rows, got the scalar {X!r}.")
+                kind = (
+                    f"a {type(X).__name__}, which is not rows"
+                    if arr.dtype == object and not np.isscalar(X) and X is not None
+                    else f"the scalar {X!r}"
+                )
+                raise TypeError(
+                    f"{what} must be an int h >= 1 or rows (a list, array or pandas object), "
+                    f"got {kind}."
+                )
             if self._layout_["covariates"] and arr.ndim != 2:
                 raise ValueError(
                     f"Expected 2D array, got {arr.ndim}D array instead. Reshape your data: "
@@ -1847,6 +1861,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 def _to_2d(values, what) -> np.ndarray:
     """True values for :meth:`RNNForecaster.score` as a float64 (n, k) array; text and
     booleans are refused, as fit and update refuse them (they were scored as numbers)."""
+    if values is None:
+        raise ValueError(
+            f"{what} is None: score needs the true future values, one row per step."
+        )
     if isinstance(values, pd.DataFrame):
         _check_frame_numeric(values, what)
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
