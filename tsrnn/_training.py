@@ -535,7 +535,8 @@ class FitResult:
     stopped: bool = False
     # the warm-up (WARMUP_STEPS optimizer steps) ended within training, with early stopping
     warmed_up: bool = False
-    # the validation loss at the initial weights (early stopping; None without it)
+    # the validation loss at the initial weights, computed only where the kept epoch's is ten
+    # times the initial training loss or more (a run-off to confirm); None otherwise
     initial_valid: float | None = None
 
 
