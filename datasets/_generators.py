@@ -43,13 +43,13 @@ MAX_STEPS = 100_000_000
 MAX_DELAY_STEPS = 10_000_000
 
 
-def _check_steps(n_steps, func, what, limit=MAX_STEPS):
+def _check_steps(n_steps, func, what, limit=MAX_STEPS, unit="integration steps", fix=None):
     """A teaching error where ``n_steps`` integration steps (or delay values) exceed
     ``limit``; ``what`` says which parameters ask for them."""
     if n_steps > limit:
+        fix = fix or "raise dt, or lower the parameters that multiply the steps"
         raise ValueError(
-            f"{func} would take {n_steps:.3g} integration steps ({what}), more than "
-            f"{limit:,}: raise dt, or lower the parameters that multiply the steps."
+            f"{func} would take {n_steps:.3g} {unit} ({what}), more than {limit:,}: {fix}."
         )
 
 
@@ -359,6 +359,14 @@ def make_mackey_glass(
     y : pandas.Series of float64, shape (n,)
         Named ``'y'``, indexed by a ``DatetimeIndex`` named ``'time'`` with ``freq``.
 
+    Raises
+    ------
+    ValueError
+        If the integration would take more than :data:`MAX_STEPS` (1e8) steps
+        (``burn_in / dt + (n - 1) * sample_every``) or hold more than
+        :data:`MAX_DELAY_STEPS` (1e7) delay values (``tau / dt``): minutes of pure-Python
+        integration, or memory, for a tiny ``dt``.
+
     Examples
     --------
     >>> from tsrnn.datasets import make_mackey_glass
@@ -376,7 +384,10 @@ def make_mackey_glass(
     every = check_int(sample_every, "sample_every", func, low=1)
     burn_in = check_real(burn_in, "burn_in", func, low=0.0)
     noise = check_real(noise, "noise", func, low=0.0)
-    _check_steps(tau / dt, func, "the delay tau / dt, held in memory", MAX_DELAY_STEPS)
+    _check_steps(
+        tau / dt, func, "tau / dt, held in memory", MAX_DELAY_STEPS, "delay values",
+        "lower tau or raise dt",
+    )
     _check_steps(
         burn_in / dt + (n - 1) * every, func, "burn_in / dt + (n - 1) * sample_every"
     )
@@ -500,6 +511,12 @@ def make_lorenz(
     frame : pandas.DataFrame of float64, shape (n, 3)
         Columns ``x``, ``y``, ``z``, indexed by a ``DatetimeIndex`` named ``'time'`` with
         ``freq``.
+
+    Raises
+    ------
+    ValueError
+        If the integration would take more than :data:`MAX_STEPS` (1e8) steps
+        (``burn_in / dt + (n - 1) * sample_every``).
 
     Examples
     --------

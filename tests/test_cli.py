@@ -1087,3 +1087,10 @@ def test_an_unnamed_time_column_stays_unnamed_in_the_forecast(tmp_path, capsys):
     code, _, _ = _run(["forecast", named, "-H", 2, *FAST, "-o", out], capsys)
     assert code == 0
     assert out.read_text().splitlines()[0] == "Unnamed: 0,sales"
+
+
+def test_window_below_two_is_refused_with_the_range(series_csv, capsys):
+    # --window 0 was told ">= 1", then --window 1 was refused by the estimator for [2, inf)
+    for bad in ("0", "1"):
+        err = _fails(["forecast", series_csv, "-H", 2, "--window", bad], capsys)
+        assert "expected 'auto' or a whole number >= 2" in err

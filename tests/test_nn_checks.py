@@ -434,6 +434,12 @@ def test_cpu_autocast_runs_in_the_parameters_dtype(cell, backend):
     with torch.autocast("cpu", dtype=torch.bfloat16):
         got = tnn.recurrent_layer(cell, *args, *state, backend=backend)[0]
     torch.testing.assert_close(got, want, rtol=0, atol=0)
+    gx = torch.nn.functional.linear(x, ours.weight_ih_l0, ours.bias_ih_l0)
+    recur = (gx, ours.weight_hh_l0, ours.bias_hh_l0, *state)
+    want = tnn.recurrence(cell, *recur, backend=backend)[0]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        got = tnn.recurrence(cell, *recur, backend=backend)[0]
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("cell", list(CELLS))

@@ -79,7 +79,16 @@ def _positive_int(text):
 
 
 def _window(text):
-    return "auto" if text == "auto" else _positive_int(text)
+    if text == "auto":
+        return "auto"
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 2:
+        # a window of one value, centred on its own mean, reads as 0 (the estimator's range)
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a whole number >= 2, got {text!r}")
+    return value
 
 
 def _optional_int(text):

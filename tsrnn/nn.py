@@ -456,6 +456,15 @@ def recurrence(cell, gx, w_hh, b_hh, h0, c0=None, *, backend="auto", nonlinearit
     return _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity)
 
 
+def _autocast_off(device_type):
+    """A block without autocast on ``device_type`` where one is on (else a no-op): the torch
+    reference's matmuls and the input projection are autocast ops; the kernels are not, and
+    every backend computes in its arguments' dtypes."""
+    if _autocast_active(device_type):
+        return torch.autocast(device_type, enabled=False)
+    return contextlib.nullcontext()
+
+
 def _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity):
     """:func:`recurrence` without the checks."""
     name = _resolve(backend, gx)
@@ -464,7 +473,10 @@ def _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity):
     needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (gx, w_hh, b_hh, h0, c0)
     )
-    with _numba_threads() if name == "numba" else contextlib.nullcontext():
+    with (
+        _numba_threads() if name == "numba" else contextlib.nullcontext(),
+        _autocast_off(gx.device.type),
+    ):
         if name == "torch" or not needs_grad:
             # The reference is differentiable by autograd as it stands; without gradients the
             # kernel need not keep activations for a backward.
@@ -836,15 +848,7 @@ def _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinear
     """:func:`recurrent_layer` without the checks."""
     name = _resolve(backend, x)
     if name != "numba":
-        # in the arguments' dtypes on every backend, under an autocast too (the projection and
-        # the torch reference's matmuls are autocast ops; the Numba kernels are not)
-        device_type = x.device.type
-        autocast_off = (
-            torch.autocast(device_type, enabled=False)
-            if _autocast_active(device_type)
-            else contextlib.nullcontext()
-        )
-        with autocast_off:
+        with _autocast_off(x.device.type):  # the projection too, in the arguments' dtypes
             return _recurrence(
                 cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0, name, nonlinearity
             )
