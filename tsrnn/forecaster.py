@@ -796,18 +796,18 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
     def _check_fit_covariates(self, covs, data: SeriesData):
         check_covariate_frame(covs, "X")  # a dict or list of Series first: not read as rows
-        if isinstance(covs, pd.Series) or getattr(np.asarray(covs), "ndim", 2) == 1:
+        ndim = 1 if isinstance(covs, pd.Series) else getattr(np.asarray(covs), "ndim", 2)
+        if ndim == 1:
             raise ValueError(
                 "Expected 2D array, got 1D array instead: covariates X are 2-D, one row per "
                 "time step and one column per covariate. Reshape your data, e.g. "
                 "X.to_frame() or X.reshape(-1, 1) for a single covariate; to fit on the "
                 "target alone call fit(y) with one argument."
             )
-        check_covariate_frame(covs, "X")
-        if not isinstance(covs, pd.DataFrame) and getattr(np.asarray(covs), "ndim", 2) > 2:
+        if ndim > 2:
             raise ValueError(
-                f"Expected 2D array, got {np.ndim(covs)}D array instead: covariates X are 2-D, "
-                "one row per time step and one column per covariate. Reshape your data, e.g. "
+                f"Expected 2D array, got {ndim}D array instead: covariates X are 2-D, one row "
+                "per time step and one column per covariate. Reshape your data, e.g. "
                 "X.reshape(len(X), -1)."
             )
         names = _get_feature_names(covs)
