@@ -613,9 +613,12 @@ def test_a_run_off_without_overflow_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a fit that learns: no warning
         RNNForecaster(learning_rate=0.01, early_stopping=False, **params).fit(y)
-    # Adam at 1e6 ran off within its first epoch (2e11), so that epoch's mean was no reference
+    # Adam at 1e6 ran off within its first epoch (6e11), so that epoch's mean was no reference
+    # (batch_size=8: the 60 rows' dozen windows make a few steps an epoch)
     with pytest.warns(ConvergenceWarning, match=runoff):
-        model = RNNForecaster(random_state=0, max_epochs=5, hidden_size=4, learning_rate=1e6)
+        model = RNNForecaster(
+            random_state=0, max_epochs=5, hidden_size=4, learning_rate=1e6, batch_size=8
+        )
         model.fit(y.iloc[:60])
     assert model.history_[0]["train_loss"] > 1e9
 
@@ -1216,8 +1219,8 @@ def test_divergence_warns_and_keeps_finite_weights():
     y = pd.Series(10 + 3 * np.sin(t * 2 * np.pi / 7) + noise,
                   index=pd.date_range("2000-01-01", periods=100, freq="D"))
     for kw, first in (
-        (dict(hidden_size=6, learning_rate=50.0), False),
-        (dict(hidden_size=4, learning_rate=1e12), True),
+        (dict(hidden_size=6, learning_rate=50.0, batch_size=8), False),  # a few steps an epoch
+        (dict(hidden_size=4, learning_rate=1e12, batch_size=8), True),
     ):
         model = RNNForecaster(max_epochs=4, optimizer="sgd", clip_norm=None, random_state=0, **kw)
         with pytest.warns(ConvergenceWarning, match="training diverged"):

@@ -26,11 +26,12 @@ from tsrnn.kernels.common.numba_config import njit_parallel
 
 
 @njit_parallel
-def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs, targets):
+def _train_batch(y, x, starts, L, W, H, M, seasonal, seas, noise, noise_sd, inputs, targets):
     """Fill ``inputs`` (W, B, I) and ``targets`` (W, B, H*C); see the module docstring.
 
     ``seasonal``: whether the inputs carry the base; ``seas`` (B, C) bool: the rows and
-    columns whose base is the seasonal naive forecast. ``noise`` (W, B, nf) standard normal
+    columns whose base is the seasonal one (period ``M``, over ``L // M`` years: see
+    :func:`tsrnn._training.seasonal_base`). ``noise`` (W, B, nf) standard normal
     draws scaled by ``noise_sd`` (nf,) and added to the first nf inputs (nf = 0: none).
 
     Positions run on Numba's threads; within one, each input column is a tight loop over the
@@ -50,6 +51,15 @@ def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs,
                 acc += y[starts[b] + L + t, c]
             level[b, c] = acc / W
     xcol = C + H * C if seasonal else C  # the first covariate column
+    years = L // M if seasonal else 1
+    # prefix sums of each window's rows (years > 1): cs[b, r] = y[starts[b] .. + r - 1]
+    cs = np.zeros((B, L + W + 1 if years > 1 else 0, C))
+    for b in prange(B if years > 1 else 0):
+        for c in range(C):
+            acc = 0.0
+            for r in range(L + W):
+                acc += y[starts[b] + r, c]
+                cs[b, r + 1, c] = acc
     for t in prange(W):
         # inputs[t, b, ...] indexed directly: a view of a row made Numba count references to
         # the array (atomic operations), 2.5x the time of the batch
@@ -60,7 +70,19 @@ def _train_batch(y, x, starts, L, W, H, seasonal, seas, noise, noise_sd, inputs,
             for c in range(C):
                 for b in range(B):
                     p = starts[b] + L + t  # the window's position t
-                    base = y[starts[b] + 1 + t + k, c] if seas[b, c] else y[p, c]
+                    if not seas[b, c]:
+                        base = y[p, c]
+                    elif years == 1:
+                        base = y[p + 1 + k - M, c]
+                    else:  # seasonal_base's formula on the window's prefix sums
+                        r = L + t + 1  # cs index just past block row L + t (position t)
+                        offsets = 0.0
+                        for j in range(1, years + 1):
+                            e = r - (j - 1) * M
+                            mean_j = (cs[b, e, c] - cs[b, e - M, c]) / M
+                            offsets += y[p + 1 + k - j * M, c] - mean_j
+                        last = (cs[b, r, c] - cs[b, r - M, c]) / M
+                        base = last + offsets / years
                     if seasonal:
                         inputs[t, b, C + k * C + c] = base - level[b, c]
                     targets[t, b, k * C + c] = y[p + 1 + k, c] - base
@@ -109,6 +131,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         L,
         W,
         H,
+        problem.period or max(L, 1),
         seasonal,
         seas,
         noise,

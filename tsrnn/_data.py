@@ -1092,6 +1092,71 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
     return out
 
 
+SEASONAL_YEARS = (1, 2, 3, 4, 6, 8)
+
+
+def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_train, most: int) -> int:
+    """How many past seasons the seasonal base averages (see
+    :func:`tsrnn._training.seasonal_base`): the number of :data:`SEASONAL_YEARS`, at most
+    ``most``, whose base forecasts the training rows best.
+
+    The base has no parameters fitted to the data, so its errors on the training rows are
+    out-of-sample errors: from every position ``t`` of a series (the same positions for every
+    candidate, those the largest one can forecast from), the next season ``y[t+1 .. t+m]`` is
+    forecast and its absolute errors are averaged. Each series and column in ``mask`` (``n_train``
+    rows of each) weighs the same: its errors are divided by its seasonal naive forecast's mean
+    absolute error (MASE's scale). One season (the seasonal naive forecast) suits a season that
+    changes from year to year (air passengers' grows with the trend); more average the noise
+    of a steady one away (on the bundled tourism panel, eight seasons in place of one cut the
+    base's holdout MASE by 10-20%).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.arange(96)
+    >>> steady = check_target(np.sin(2 * np.pi * t / 4) + rng.normal(0, 0.5, 96), "y")
+    >>> seasonal_years(steady, 4, np.array([[True]]), [96], 8)
+    8
+    >>> growing = check_target((1 + t / 10) * np.sin(2 * np.pi * t / 4), "y")
+    >>> seasonal_years(growing, 4, np.array([[True]]), [96], 8)
+    1
+    """
+    m = period
+    candidates = [k for k in SEASONAL_YEARS if k <= most]
+    if len(candidates) < 2 or not mask.any():
+        return 1
+    first = candidates[-1] * m  # the first position every candidate forecasts from
+    scores = np.zeros(len(candidates))
+    counted = 0
+    for i in np.flatnonzero(mask.any(axis=1)):
+        seg = data.series(i)[: int(n_train[i])]
+        n = len(seg)
+        if n < first + m + 1:
+            continue
+        origins = np.arange(first, n - m)  # positions t; steps t+1 .. t+m are forecast
+        ahead = origins[:, None] + 1 + np.arange(m)  # (T, m) rows forecast
+        for c in np.flatnonzero(mask[i]):
+            y = seg[:, c] / unit_scale(seg[:, c])
+            scale = np.mean(np.abs(y[m:] - y[:-m]))
+            if not scale > 0:
+                continue
+            cs = np.concatenate([[0.0], np.cumsum(y)])
+            season = np.full(n, np.nan)
+            season[m - 1 :] = (cs[m:] - cs[:-m]) / m  # mean of y[e-m+1 .. e] at e
+            lagged = np.zeros(ahead.shape)  # sum over years j of y[s - j*m]
+            means = np.zeros(len(origins))  # sum over years j of season[t - (j-1)*m]
+            for j in range(1, candidates[-1] + 1):
+                lagged += y[ahead - j * m]
+                means += season[origins - (j - 1) * m]
+                if j in candidates:
+                    base = season[origins, None] + (lagged - means[:, None]) / j
+                    scores[candidates.index(j)] += np.mean(np.abs(y[ahead] - base)) / scale
+            counted += 1
+    if not counted:
+        return 1
+    return candidates[int(np.argmin(scores))]
+
+
 def _season_in(d: np.ndarray, period: int) -> np.ndarray:
     """The test of :func:`seasonal_mask` on differences ``d`` (n, C): (C,) bool."""
     d = d - d.mean(axis=0)

@@ -205,6 +205,9 @@ class Problem:
     # (S, C) bool: series and columns whose outputs are offsets from the seasonal naive
     # forecast (period ``plan.lead``); None: every output is an offset from the last value
     seasonal: np.ndarray | None = None
+    # the season's length m: ``plan.lead`` is a whole number of seasons (see seasonal_base);
+    # None: the lead is one season
+    period: int | None = None
 
     @property
     def n_targets(self) -> int:
@@ -233,7 +236,7 @@ def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
     return win.transpose(2, 3).reshape(B, L - horizon, horizon * F)
 
 
-def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
+def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None):
     """Network inputs and output bases of windows of targets.
 
     ``block`` (B, lead + W + H', C): ``lead`` rows of history, the window's ``W`` target rows,
@@ -255,8 +258,7 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
     # the naive forecast of y[t+1 .. t+H] at each position t: y[t]
     base = naive = y_win if horizon == 1 else y_win.repeat(1, 1, horizon)
     if seasonal is not None:
-        # the seasonal naive forecast of y[t+1 .. t+H] at each position t: y[t+1-m .. t+H-m]
-        base = _steps_ahead(block[:, : W + horizon], horizon)  # block row lead-m+t+k = t+k
+        base = seasonal_base(block, W, horizon, lead, period or lead)
         if seasonal is not True:
             base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), base, naive)
         parts.append(base - level)
@@ -264,6 +266,34 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None):
         parts.append(x_next)
     inputs = parts[0] if len(parts) == 1 else torch.cat(parts, dim=-1)
     return inputs.transpose(0, 1), base
+
+
+def seasonal_base(block, W, horizon, lead, period):
+    """The seasonal base of ``make_inputs``: (B, W, H*C) forecasts of y[t+1 .. t+H] at each
+    window position t from the ``lead = years * period`` rows before the window.
+
+    With one year it is the seasonal naive forecast y[t+1-m .. t+H-m]. With more, each year's
+    value is taken as an offset from the mean of the season (m rows) it ends, the offsets are
+    averaged over the years and put on the last season's mean:
+    ``A(t) + mean_j (y[t+1+k-j*m] - A(t-(j-1)*m))``, ``A(e)`` the mean of y[e-m+1 .. e]. On a
+    noisy season that averages the noise away; on a steady one it is the naive forecast.
+    """
+    m = period
+    years = lead // m
+    if years <= 1:
+        return _steps_ahead(block[:, lead - m : lead - m + W + horizon], horizon)
+    B, _, C = block.shape
+    cs = torch.cat([block.new_zeros((B, 1, C)), block.cumsum(dim=1)], dim=1)
+
+    def season_mean(shift):  # A(t - shift) at each window position t, (B, W, C)
+        hi = lead + 1 - shift
+        return (cs[:, hi : hi + W] - cs[:, hi - m : hi - m + W]) / m
+
+    offsets = 0
+    for j in range(1, years + 1):
+        ahead = _steps_ahead(block[:, lead - j * m : lead - j * m + W + horizon], horizon)
+        offsets = offsets + (ahead - season_mean((j - 1) * m).repeat(1, 1, horizon))
+    return season_mean(0).repeat(1, 1, horizon) + offsets / years
 
 
 def _seasonal_rows(mask, plan, starts, device):
@@ -305,7 +335,7 @@ def make_batch_torch(
     seasonal = None
     if problem.seasonal is not None:
         seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
-    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal)
+    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period)
     targets = _steps_ahead(y_rows[:, L:], H) - base
     if noise is not None:
         n = len(noise)
@@ -765,6 +795,7 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
             problem.seasonal,
             weight,
             constant=constant,
+            period=problem.period,
         )
         err = np.nanmean(np.abs(pred - truth))
         errors.append(err if np.isfinite(err) else np.inf)
@@ -825,6 +856,7 @@ def forecast(
     seasonal=None,
     weight=1.0,
     constant=None,
+    period=None,
 ) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
@@ -894,7 +926,7 @@ def forecast(
             k = c * H
             x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
             # rows k + LW .. k + LW + H - 1 of the block are the ones being forecast: unread
-            inputs, base = make_inputs(Y[:, k : k + LW + H], x_next, H, L, seasonal)
+            inputs, base = make_inputs(Y[:, k : k + LW + H], x_next, H, L, seasonal, period)
             step = run(inputs) if weight == 1.0 else weight * run(inputs)
             if keep is not None:
                 step = step * keep

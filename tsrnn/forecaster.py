@@ -55,6 +55,7 @@ from tsrnn._data import (
     row_numbers,
     seasonal_mask,
     seasonal_period,
+    seasonal_years,
     steps_ahead,
     unit_scale,
 )
@@ -672,7 +673,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             seasonal_data = bool(mask.any())
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
             if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
-                lead, seasonal, window = period, mask, w
+                # as many past seasons as leave half a window's worth of training windows
+                most = (usable - w - H - w // 2) // period
+                years = seasonal_years(data, period, mask, lengths - n_valid, most)
+                lead, seasonal, window = years * period, mask, w
         if self.window == "auto" and data.n_series > 1:
             _warn_short_series(data, lengths - n_valid, period, H, window, lead, seasonal_data)
 
@@ -706,9 +710,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
         plan = WindowPlan(data.offsets, window, H, n_valid, lead, _series_order(data.ids))
-        problem = _training.Problem(
-            y_scaled, x_scaled, plan, H, seasonal
-        )
+        problem = _training.Problem(y_scaled, x_scaled, plan, H, seasonal, period)
         attrs = {
             "window_": window,
             "seasonal_period_": period,
@@ -1407,6 +1409,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             seasonal=None if self._seasonal_ is None else self._seasonal_[series],
             weight=self._weight_,
             constant=self._constant_columns(series),
+            period=self.seasonal_period_,
         )
         out = []
         for j, k in enumerate(series):
