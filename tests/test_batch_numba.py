@@ -9,7 +9,7 @@ from tsrnn._batch_numba import train_batch
 from tsrnn._data import WindowPlan
 
 
-def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, rng=0):
+def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, rng=0):
     rng = np.random.default_rng(rng)
     offsets = np.array([0, 70, 130, 200])
     y = rng.normal(size=(200, C)).cumsum(axis=0)
@@ -19,7 +19,7 @@ def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, rng=0):
         seasonal = np.ones((3, C), dtype=bool)
     elif seasonal == "mixed":
         seasonal = np.array([[True, False], [False, False], [True, True]])[:, :C]
-    return training.Problem(y, x, plan, H, seasonal)
+    return training.Problem(y, x, plan, H, seasonal, period)
 
 
 def _layout_id(layout):
@@ -35,6 +35,10 @@ LAYOUTS = [
     dict(lead=6, seasonal="mixed"),
     dict(lead=4, seasonal="mixed", H=3, K=2),
     dict(lead=4, seasonal="all", H=5, C=1, K=1),
+    # the base averaged over past seasons (lead = 3 seasons of 4)
+    dict(lead=12, period=4, seasonal="all"),
+    dict(lead=12, period=4, seasonal="mixed", H=3, K=2),
+    dict(lead=8, period=4, seasonal="all", H=4, C=1, K=1),
 ]
 
 

@@ -232,3 +232,118 @@ def test_a_season_of_one_spike_a_year_is_found_on_a_short_series():
     assert seasonal_mask(check_target(y, "y"), 12).all()
     model = RNNForecaster(**dict(TINY, max_epochs=1)).fit(y)
     assert model._lead_ == 12
+
+
+# --------------------------------------------------------------------------------------------
+# The base averaged over past seasons
+# --------------------------------------------------------------------------------------------
+
+
+def _base_by_hand(y, p, k, m, years):
+    """The forecast of y[p+1+k] from rows up to p: the last season's mean plus the mean over
+    the past ``years`` seasons of y[p+1+k-j*m] less the mean of the season it ends."""
+
+    def season(e):
+        return y[e - m + 1 : e + 1].mean()
+
+    return season(p) + np.mean(
+        [y[p + 1 + k - j * m] - season(p - (j - 1) * m) for j in range(1, years + 1)]
+    )
+
+
+@pytest.mark.parametrize("years", [1, 2, 3])
+@pytest.mark.parametrize("horizon", [1, 3])
+def test_the_base_averages_the_past_seasons(years, horizon):
+    m, W = 4, 5
+    rng = np.random.default_rng(years)
+    block = rng.normal(size=(2, years * m + W + horizon, 3))
+    base = training.seasonal_base(torch.from_numpy(block), W, horizon, years * m, m)
+    assert base.shape == (2, W, horizon * 3)
+    for b in range(2):
+        for t in range(W):
+            for k in range(horizon):
+                for c in range(3):
+                    want = _base_by_hand(block[b, :, c], years * m + t, k, m, years)
+                    assert base[b, t, k * 3 + c].item() == pytest.approx(want, abs=1e-12)
+    if years == 1:  # exactly the seasonal naive forecast, no arithmetic on it
+        naive = training._steps_ahead(torch.from_numpy(block[:, : W + horizon]), horizon)
+        assert torch.equal(base, naive)
+
+
+def test_the_number_of_seasons_is_the_one_that_forecasts_the_training_rows_best():
+    from tsrnn._data import SEASONAL_YEARS, seasonal_years
+
+    rng = np.random.default_rng(0)
+    t = np.arange(240)
+    steady = 10 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 4, 240)  # noise over a fixed season
+    growing = (1 + t / 12) * 10 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 0.5, 240)
+    trend = 0.5 * t + rng.normal(0, 1, 240)
+    data = check_target(np.c_[steady, growing, trend], "y")
+    every = np.array([[True, True, False]])
+    pick = {}
+    for name, col in (("steady", 0), ("growing", 1)):
+        mask = np.zeros((1, 3), dtype=bool)
+        mask[0, col] = True
+        pick[name] = seasonal_years(data, 12, mask, [240], 8)
+    assert pick == {"steady": max(SEASONAL_YEARS), "growing": 1}
+    # capped by what the windows leave room for; no choice below two candidates
+    steady_only = np.array([[True, False, False]])
+    assert seasonal_years(data, 12, steady_only, [240], 5) == 4
+    assert seasonal_years(data, 12, every, [240], 1) == 1
+    # nothing seasonal, or every series too short for the candidates' positions: one season
+    assert seasonal_years(data, 12, np.zeros((1, 3), dtype=bool), [240], 8) == 1
+    assert seasonal_years(data, 12, every, [40], 8) == 1
+    # only the training rows are read: the validation rows can be anything
+    spoiled = data.values.copy()
+    spoiled[200:, 0] = 1e6
+    spoiled = check_target(spoiled, "y")
+    assert seasonal_years(spoiled, 12, steady_only, [200], 8) == max(SEASONAL_YEARS)
+    assert seasonal_years(spoiled, 12, steady_only, [240], 8) == 1
+
+
+def _steady_monthly(n=240, noise=4.0, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(n)
+    values = 50 + 10 * np.sin(2 * np.pi * t / 12) + rng.normal(0, noise, n)
+    return pd.Series(values, index=pd.date_range("2000-01-01", periods=n, freq="MS"))
+
+
+def _recursive_base(values, n_steps, m, years):
+    """The base alone (the network weighted 0), forecast step by step as predict does."""
+    y = list(values)
+    for _ in range(n_steps):
+        y.append(_base_by_hand(np.asarray(y), len(y) - 1, 0, m, years))
+    return np.asarray(y[len(values) :])
+
+
+def test_a_noisy_steady_season_gets_a_base_averaged_over_past_seasons():
+    y = _steady_monthly()
+    model = RNNForecaster(**TINY).fit(y)
+    years = model._lead_ // 12
+    assert model._lead_ % 12 == 0 and years > 1
+    assert model._y_tail_.shape == (1, model._lead_ + model.window_, 1)
+    model._weight_ = 0.0
+    want = _recursive_base(y.to_numpy(), 18, 12, years)
+    np.testing.assert_allclose(model.predict(18).to_numpy(), want, rtol=1e-5, atol=1e-4)
+    # update() keeps the history the base reads: the base of the longer series
+    more = _steady_monthly(264).iloc[240:]
+    model.update(more)
+    want = _recursive_base(np.r_[y.to_numpy(), more.to_numpy()], 6, 12, years)
+    np.testing.assert_allclose(model.predict(6).to_numpy(), want, rtol=1e-5, atol=1e-4)
+
+
+def test_the_averaged_base_forecasts_a_noisy_season_better_than_last_year_s_values():
+    """On a fixed season under noise the fitted model (network and all) beats the seasonal
+    naive forecast by far more than with one season's base (geometric mean of the MASE ratios
+    0.87 here, 0.97 with one season)."""
+    from tsrnn.metrics import mase
+
+    errors = []
+    for seed in range(3):
+        y = _steady_monthly(seed=seed)
+        train, test = y.iloc[:-24], y.iloc[-24:].to_numpy()
+        pred = RNNForecaster(random_state=seed).fit(train).predict(24).to_numpy()
+        naive = np.tile(train.to_numpy()[-12:], 2)
+        scale = dict(y_train=train.to_numpy(), m=12)
+        errors.append(mase(test, pred, **scale) / mase(test, naive, **scale))
+    assert np.exp(np.mean(np.log(errors))) < 0.92

@@ -1093,6 +1093,7 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
 
 
 SEASONAL_YEARS = (1, 2, 3, 4, 6, 8)
+BACKTEST_VALUES = 2**16  # forecast values per series and column judged by seasonal_years
 
 
 def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_train, most: int) -> int:
@@ -1101,14 +1102,17 @@ def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_train, mos
     ``most``, whose base forecasts the training rows best.
 
     The base has no parameters fitted to the data, so its errors on the training rows are
-    out-of-sample errors: from every position ``t`` of a series (the same positions for every
-    candidate, those the largest one can forecast from), the next season ``y[t+1 .. t+m]`` is
-    forecast and its absolute errors are averaged. Each series and column in ``mask`` (``n_train``
-    rows of each) weighs the same: its errors are divided by its seasonal naive forecast's mean
-    absolute error (MASE's scale). One season (the seasonal naive forecast) suits a season that
-    changes from year to year (air passengers' grows with the trend); more average the noise
-    of a steady one away (on the bundled tourism panel, eight seasons in place of one cut the
-    base's holdout MASE by 10-20%).
+    out-of-sample errors. From every position ``t`` of a series (the same positions for every
+    candidate: those the largest one can forecast from, the last ``BACKTEST_VALUES // m`` of
+    them on long series) the next season ``y[t+1 .. t+m]`` is forecast, and the absolute
+    errors are averaged. Only the first ``n_train`` rows of each series are read (not the
+    validation rows). Each series and column in ``mask`` weighs the same: its errors are
+    divided by its seasonal naive forecast's mean absolute error (MASE's scale).
+
+    One season (the seasonal naive forecast) suits a season that changes from year to year
+    (air passengers' grows with the trend); more average the noise of a steady one away (on
+    the bundled tourism panel, eight seasons in place of one cut the base's holdout MASE by
+    10-20%).
 
     Examples
     --------
@@ -1133,7 +1137,8 @@ def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_train, mos
         n = len(seg)
         if n < first + m + 1:
             continue
-        origins = np.arange(first, n - m)  # positions t; steps t+1 .. t+m are forecast
+        # positions t (steps t+1 .. t+m are forecast), the last BACKTEST_VALUES // m of them
+        origins = np.arange(max(first, n - m - BACKTEST_VALUES // m), n - m)
         ahead = origins[:, None] + 1 + np.arange(m)  # (T, m) rows forecast
         for c in np.flatnonzero(mask[i]):
             y = seg[:, c] / unit_scale(seg[:, c])

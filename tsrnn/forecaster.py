@@ -341,14 +341,18 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
     The network predicts corrections to a naive forecast: the last value, or, for series that
     are seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
-    seasonality test on the series' differences), the seasonal naive forecast ``y[t-m]``,
-    which it also reads as an input. During training its target-derived inputs get noise
-    (2 times the sd of the series' one-step changes), so that recursive forecasts, which feed
-    it its own outputs, stay stable. After training, the weight of its outputs on the base
-    (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of the validation rows, so
-    a network that forecasts worse than its base is shrunk towards it (with at least 50
-    validation values; else the weight is 1). A series (column) that was constant throughout
-    training is forecast by its base alone. See ``docs/api-notes.md``.
+    seasonality test on the series' differences), a seasonal base, which it also reads as
+    an input: the seasonal naive forecast ``y[t-m]``, or its average over up to 8 past
+    seasons, each taken relative to its season's mean and put on the last season's mean
+    (as many seasons as forecast the training rows best: one where the season changes from
+    year to year, more where noise hides a steady one). During training its target-derived
+    inputs get noise (2 times the sd of the series' one-step changes), so that recursive
+    forecasts, which feed it its own outputs, stay stable. After training, the weight of its
+    outputs on the base (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of
+    the validation rows, so a network that forecasts worse than its base is shrunk towards
+    it (with at least 50 validation values; else the weight is 1). A series (column) that
+    was constant throughout training is forecast by its base alone. See
+    ``docs/api-notes.md``.
 
     Parameters
     ----------
@@ -667,8 +671,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         self._check_lengths(data, window, H, n_valid, bool(covariates))
         lead, seasonal, seasonal_data = 0, None, False
         if period > 1 and H <= period:
-            # Seasonal series learn corrections to the seasonal naive forecast; each window
-            # then needs a season of history before it (see _training).
+            # Seasonal series learn corrections to the seasonal base; each window then needs
+            # the seasons of history the base averages before it (see _training).
             mask = seasonal_mask(data, period)
             seasonal_data = bool(mask.any())
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
