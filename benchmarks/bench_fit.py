@@ -97,6 +97,42 @@ class PlainNet(torch.nn.Module):
         return self.head(self.rnn(x)[0])
 
 
+def plain_base(ys, m, years):
+    """The base of every row, as a plain user computes it once for the whole series: the
+    forecast of y[p+1] from y[:p+1], the last season's mean plus the mean over the past
+    ``years`` seasons of y[p+1-j*m] less its season's mean (with one season: y[p+1-m], the
+    seasonal naive forecast). Rows before ``m * years`` are left at 0 (never read)."""
+    base = np.zeros_like(ys)
+    if years == 1:
+        base[m - 1 : -1] = ys[:-m]
+        return base
+    L = m * years
+    cs = np.concatenate([[0.0], np.cumsum(ys, dtype=np.float64)])
+    mean = np.zeros(len(ys))
+    mean[m - 1 :] = (cs[m:] - cs[:-m]) / m  # of y[e-m+1 .. e], at e
+    p = np.arange(L, len(ys) - 1)
+    offsets = sum(ys[p + 1 - j * m] - mean[p - (j - 1) * m] for j in range(1, years + 1))
+    base[p] = mean[p] + offsets / years
+    return base
+
+
+def plain_batch(windows, base_windows, idx, L, W, xs=None, noise_sd=None):
+    """Inputs (B, W, F) and targets (B, W) of the plain loop's windows ``idx``: the window
+    and the base, centred on the window's mean (with noise when ``noise_sd`` is given), the
+    covariates of the next step; the next value less the base."""
+    win = windows[idx]  # (B, L + W + 1)
+    hist, target = win[:, L : L + W], win[:, L + 1 :]
+    base = base_windows[idx][:, L : L + W]  # the base at each position
+    level = hist.mean(dim=1, keepdim=True)
+    inp = torch.stack([hist - level, base - level], dim=-1)
+    if noise_sd is not None:
+        inp = inp + noise_sd * torch.randn_like(inp)
+    if xs is not None:
+        rows = idx[:, None] + L + torch.arange(1, W + 1)
+        inp = torch.cat([inp, xs[rows]], dim=-1)
+    return inp, target - base  # the network corrects the seasonal base
+
+
 def fit_plain(name, seed=0, n_rows=None):
     """The loop a PyTorch user writes for the same job."""
     cfg = CASES[name]
@@ -112,20 +148,7 @@ def fit_plain(name, seed=0, n_rows=None):
         xs = torch.from_numpy(StandardScaler().fit_transform(X.to_numpy()).astype(np.float32))
     W, (m, years) = cfg["window"], SEASON[name]
     L = m * years  # the history the base reads before a window
-    # the base, the forecast of y[p+1] from y[:p+1], computed once for the whole series: the
-    # last season's mean plus the mean over the past seasons of y[p+1-j*m] less its season's
-    # mean (with one season: y[p+1-m], the seasonal naive forecast)
-    base = np.zeros_like(ys)
-    if years == 1:
-        base[m - 1 : -1] = ys[: -m]
-    else:
-        cs = np.concatenate([[0.0], np.cumsum(ys, dtype=np.float64)])
-        mean = np.zeros(len(ys))
-        mean[m - 1 :] = (cs[m:] - cs[:-m]) / m  # of y[e-m+1 .. e], at e
-        p = np.arange(L, len(ys) - 1)
-        offsets = sum(ys[p + 1 - j * m] - mean[p - (j - 1) * m] for j in range(1, years + 1))
-        base[p] = mean[p] + offsets / years
-    bases = torch.from_numpy(base.astype(np.float32))
+    bases = torch.from_numpy(plain_base(ys, m, years).astype(np.float32))
     # the history, the window, the next value: (N - L - W, L + W + 1) views, stride 1
     windows = series.unfold(0, L + W + 1, 1)
     base_windows = bases.unfold(0, L + W + 1, 1)
@@ -138,18 +161,9 @@ def fit_plain(name, seed=0, n_rows=None):
         order = torch.from_numpy(rng.permutation(n))  # every window once per epoch
         for i in range(0, n, cfg["batch_size"]):
             idx = order[i : i + cfg["batch_size"]]
-            win = windows[idx]  # (B, L + W + 1)
-            hist, target = win[:, L : L + W], win[:, L + 1 :]
-            naive = base_windows[idx][:, L : L + W]  # the base at each position
-            level = hist.mean(dim=1, keepdim=True)
-            inp = torch.stack([hist - level, naive - level], dim=-1)
-            inp = inp + noise_sd * torch.randn_like(inp)
-            if xs is not None:
-                rows = idx[:, None] + L + torch.arange(1, W + 1)
-                inp = torch.cat([inp, xs[rows]], dim=-1)
+            inp, target = plain_batch(windows, base_windows, idx, L, W, xs, noise_sd)
             opt.zero_grad()
-            # the network corrects the seasonal base
-            loss = torch.nn.functional.mse_loss(net(inp), (target - naive).unsqueeze(-1))
+            loss = torch.nn.functional.mse_loss(net(inp), target.unsqueeze(-1))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
             opt.step()

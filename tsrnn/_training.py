@@ -14,11 +14,12 @@ extrapolate trends instead of saturating at the training range.
 
 The outputs are offsets from a base: the naive forecast ``y[t]`` (the last value), or, for
 the series and columns that are seasonal (:func:`tsrnn._data.seasonal_mask`), the seasonal
-naive forecast ``y[t+k-m]`` of each target (m the seasonal period): the network learns
-corrections to the naive forecast that suits the series. Seasonal series also get their
-naive forecast (centred) as an input at every position, so the network reads the value it
-corrects; each window then carries ``lead = m`` rows of history before its first input
-(:class:`WindowPlan`).
+base of each target (:func:`seasonal_base`: the seasonal naive forecast ``y[t+k-m]``, m the
+seasonal period, averaged over the last ``s`` seasons; ``s`` from
+:func:`tsrnn._data.seasonal_years`): the network learns corrections to the naive forecast
+that suits the series. Seasonal series also get their base (centred) as an input at every
+position, so the network reads the value it corrects; each window then carries
+``lead = s * m`` rows of history before its first input (:class:`WindowPlan`).
 """
 
 from __future__ import annotations
@@ -202,8 +203,8 @@ class Problem:
     x: np.ndarray | None
     plan: WindowPlan
     horizon: int  # H, steps emitted at once
-    # (S, C) bool: series and columns whose outputs are offsets from the seasonal naive
-    # forecast (period ``plan.lead``); None: every output is an offset from the last value
+    # (S, C) bool: series and columns whose outputs are offsets from the seasonal base
+    # (seasonal_base); None: every output is an offset from the last value
     seasonal: np.ndarray | None = None
     # the season's length m: ``plan.lead`` is a whole number of seasons (see seasonal_base);
     # None: the lead is one season
@@ -224,7 +225,7 @@ class Problem:
 
 
 def input_size(n_targets, n_covariates, horizon, seasonal) -> int:
-    """Inputs per step: the targets, the seasonal naive forecasts of the ``horizon`` steps
+    """Inputs per step: the targets, the seasonal base's forecasts of the ``horizon`` steps
     ahead (seasonal models only) and the covariates of those steps."""
     return n_targets + horizon * n_covariates + (horizon * n_targets if seasonal else 0)
 
@@ -244,7 +245,8 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None):
     that is read: only rows before ``lead + W`` are. ``x_next`` (B, W, H*K) or ``None``: the
     covariates of the steps ahead. ``seasonal``: ``None`` (no seasonal model), ``True`` (every
     row and column seasonal) or a (B, C) bool tensor of the rows and columns whose outputs are
-    offsets from the seasonal naive forecast with period ``lead``.
+    offsets from the seasonal base (:func:`seasonal_base`, period ``period``, over
+    ``lead // period`` seasons; ``period=None``: one season of ``lead`` rows).
 
     Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
     H*C) that the network's outputs are offsets from.
@@ -518,7 +520,7 @@ def input_noise(problem: Problem, device, dtype, scale=INPUT_NOISE):
     """Standard deviations of the noise added to the target-derived inputs of training batches.
 
     The network's inputs built from the target (the centred window and, for seasonal models,
-    the centred seasonal naive forecasts; not the covariates) get Gaussian noise of ``scale``
+    the centred seasonal base; not the covariates) get Gaussian noise of ``scale``
     times the standard deviation of their target column's one-step changes (within each
     series, in the scaled training rows), fresh for every batch (from torch's generator,
     seeded by the fit). Recursive forecasts feed the network its own outputs, which are never
@@ -756,11 +758,11 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
     :meth:`predict` does (``constant``: the series and columns forecast by their base alone,
     as :func:`forecast` takes it), with the outputs scaled by each weight of :data:`WEIGHTS`; the
     weight with the smallest mean absolute error (scaled units, every series, column and
-    step) is kept. Weight 0 is the base alone (the seasonal naive forecast, or the window
-    level), so a network that does not forecast its validation rows better than its base is
-    shrunk towards it. With fewer than :data:`MIN_WEIGHT_VALUES` validation values (one
-    season of a monthly series, say) the choice would follow noise: the weight is then 1, as
-    it is without validation rows.
+    step) is kept. Weight 0 is the base alone (the seasonal base, or the last value), so a
+    network that does not forecast its validation rows better than its base is shrunk
+    towards it. With fewer than :data:`MIN_WEIGHT_VALUES` validation values (one season of a
+    monthly series, say) the choice would follow noise: the weight is then 1, as it is
+    without validation rows.
     """
     plan, H = problem.plan, problem.horizon
     n_valid = plan.n_valid
@@ -874,15 +876,19 @@ def forecast(
     horizon : int
         Steps emitted per network call (1: recursive).
     lead : int
-        Rows of history before the window (the seasonal period of a seasonal model, else 0).
+        Rows of history before the window (the seasons the base of a seasonal model
+        averages, ``s * period``; else 0).
     seasonal : ndarray (S, C) of bool or None
-        Series and columns forecast as offsets from the seasonal naive forecast.
+        Series and columns forecast as offsets from the seasonal base.
     weight : float
         Each forecast is ``base + weight * network output`` (see :func:`choose_weight`).
     constant : ndarray (S, C) of bool or None
         Series and columns that were constant in training, forecast by their base alone: the
         network read nothing but zeros from them, and its small output bias, fed back step
         after step, would drift away from the constant.
+    period : int or None
+        The season's length m of a seasonal model (``lead`` is a whole number of seasons);
+        None: ``lead`` is one season.
 
     Returns
     -------

@@ -213,7 +213,7 @@ def _warn_short_series(
     short = data.ids[usable < need]
     if len(short) == 0 or 2 * len(short) >= len(usable):  # none, or the panel's are short
         return
-    lost = " and the seasonal naive base" if base_lost else ""
+    lost = " and the seasonal base" if base_lost else ""
     names = [label(i) for i in short[:5]] + (["..."] if len(short) > 5 else [])
     warnings.warn(
         f"window='auto' is {window} for every series{lost and ' (without the seasonal base)'}: "
