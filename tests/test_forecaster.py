@@ -520,7 +520,7 @@ def test_early_stopping_stops_after_patience_and_keeps_the_best(no_warmup):
     n_valid = tsrnn._data.n_valid_rows(data.lengths, 0.1, 1)
     scaled = (data.values - model._y_loc_[0]) / model._y_scale_[0]
     plan = tsrnn._data.WindowPlan(data.offsets, model.window_, 1, n_valid, model._lead_)
-    problem = training.Problem(scaled, None, plan, 1, model._seasonal_)
+    problem = training.Problem(scaled, None, plan, 1, model._seasonal_, model.seasonal_period_)
     settings = {"device": "cpu", "dtype": torch.float32}
     again = training.validate(model.module_, problem, settings)
     assert again == pytest.approx(model.history_[model.best_epoch_ - 1]["valid_loss"], rel=1e-5)

@@ -1,5 +1,7 @@
 """The seasonal base of the forecaster's outputs and the validation-chosen output weight."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -80,7 +82,7 @@ def _problem(model, y):
     n_valid = n_valid_rows(data.lengths, 0.1, 1)
     scaled = (data.values - model._y_loc_[0]) / model._y_scale_[0]
     plan = training.WindowPlan(data.offsets, model.window_, 1, n_valid, model._lead_)
-    return training.Problem(scaled, None, plan, 1, model._seasonal_)
+    return training.Problem(scaled, None, plan, 1, model._seasonal_, model.seasonal_period_)
 
 
 def test_the_weight_drops_a_network_worse_than_its_base():
@@ -347,3 +349,61 @@ def test_the_averaged_base_forecasts_a_noisy_season_better_than_last_year_s_valu
         scale = dict(y_train=train.to_numpy(), m=12)
         errors.append(mase(test, pred, **scale) / mase(test, naive, **scale))
     assert np.exp(np.mean(np.log(errors))) < 0.92
+
+
+def test_a_short_series_keeps_most_of_its_training_windows():
+    """Each season averaged costs every series m windows: a 96-month series with a wandering
+    level kept a dozen at four seasons, and the network trained on them added more error than
+    the base saved. Two thirds of one season's windows stay (or 128 in all)."""
+    from tsrnn._data import MIN_SEASON_WINDOWS, most_seasons
+
+    y = _steady_monthly(96)
+    model = RNNForecaster(**TINY).fit(y)
+    train, W = 96 - n_valid_rows(np.array([96]), 0.1, 1)[0], model.window_
+    windows = train - model._lead_ - W  # training windows left, H = 1
+    assert 3 * windows >= 2 * (train - 12 - W) or windows >= MIN_SEASON_WINDOWS
+    assert model._lead_ // 12 == most_seasons([train], 12, W, 1) == 2  # the cap, not 4
+    # a panel of twenty such series has windows enough for the longest lead a series allows
+    assert most_seasons([train] * 20, 12, W, 1) == (train - W - 1 - W // 2) // 12
+
+
+def test_the_seasons_are_chosen_on_every_row_the_validation_rows_too():
+    """The base learns nothing from the rows it is judged on: the most recent ones, held out
+    for the network's validation, are the best evidence of a season that just changed."""
+    t = np.arange(240)
+    rng = np.random.default_rng(0)
+    shape = np.where(t < 204, np.sin(2 * np.pi * t / 12), np.cos(2 * np.pi * t / 12))
+    y = pd.Series(50 + 10 * shape + rng.normal(0, 3, 240),
+                  index=pd.date_range("2000-01-01", periods=240, freq="MS"))
+    from tsrnn._data import most_seasons, seasonal_years
+
+    model = RNNForecaster(**TINY).fit(y)  # 24 validation rows: two of the three new seasons
+    most = most_seasons([216], 12, model.window_, 1)
+    data, mask = check_target(y), np.array([[True]])
+    assert model._lead_ // 12 == seasonal_years(data, 12, mask, [240], most)
+    # judged on the 216 training rows, one year after the change, the old season won
+    assert model._lead_ // 12 < seasonal_years(data, 12, mask, [216], most)
+
+
+def test_a_few_short_series_that_cut_the_seasons_of_a_panel_are_named():
+    long = {f"s{i}": _steady_monthly(240, seed=i) for i in range(10)}
+    new = _steady_monthly(72, seed=99)
+    new.index = long["s0"].index[-72:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        alone = RNNForecaster(**TINY).fit(pd.concat(long, names=["id", "date"]))
+    with pytest.warns(UserWarning, match=r"averages \d past season\(s\) for every series: "
+                      r"series \['new'\] have as few as \d+ rows .* the others would average"):
+        both = RNNForecaster(**TINY).fit(pd.concat({**long, "new": new}, names=["id", "date"]))
+    assert both._lead_ < alone._lead_
+
+
+def test_a_season_longer_than_the_backtest_budget_is_still_judged():
+    from tsrnn._data import BACKTEST_VALUES, seasonal_years
+
+    m = BACKTEST_VALUES + 10
+    rng = np.random.default_rng(0)
+    y = np.tile(rng.normal(size=m), 4) + rng.normal(0, 0.1, 4 * m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "mean of empty slice"
+        assert seasonal_years(check_target(y, "y"), m, np.array([[True]]), [4 * m], 2) == 2

@@ -48,6 +48,7 @@ from tsrnn._data import (
     is_positionless,
     label,
     mase_scale,
+    most_seasons,
     n_valid_rows,
     paired_by_position,
     panel_blocks,
@@ -221,6 +222,32 @@ def _warn_short_series(
         f"typical series would get a window of {w_typical}{lost}. Fit the short series in a "
         "model of their own (or drop them), or set window= yourself (series too short for it "
         "are then refused, by name).",
+        UserWarning,
+        stacklevel=5,
+    )
+
+
+def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years) -> None:
+    """Warn when a few short series (fewer than half) cut the seasons the base of every
+    series averages (:func:`most_seasons`) and the others' base would average more: one new
+    series must not silently take the averaged base from twenty established ones."""
+    train = lengths - n_valid
+    own = (train - w - H - w // 2) // period  # the seasons each series alone leaves room for
+    short = own < np.median(own)
+    if not short.any() or 2 * short.sum() >= len(train):
+        return
+    most = most_seasons(train[~short], period, w, H)
+    if most <= years:
+        return
+    others = seasonal_years(data, period, mask & ~short[:, None], lengths, most)
+    if others <= years:
+        return
+    names = [label(i) for i in data.ids[short][:5]] + (["..."] if short.sum() > 5 else [])
+    warnings.warn(
+        f"The seasonal base averages {years} past season(s) for every series: series "
+        f"{names} have as few as {int(train.min())} rows for training, where the others "
+        f"would average {others} (it forecasts them better). Fit the short series in a "
+        "model of their own (or drop them).",
         UserWarning,
         stacklevel=5,
     )
@@ -677,10 +704,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             seasonal_data = bool(mask.any())
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
             if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
-                # as many past seasons as leave half a window's worth of training windows
-                most = (usable - w - H - w // 2) // period
-                years = seasonal_years(data, period, mask, lengths - n_valid, most)
+                most = most_seasons(lengths - n_valid, period, w, H)
+                years = seasonal_years(data, period, mask, lengths, most)
                 lead, seasonal, window = years * period, mask, w
+                if data.n_series > 1:
+                    _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years)
         if self.window == "auto" and data.n_series > 1:
             _warn_short_series(data, lengths - n_valid, period, H, window, lead, seasonal_data)
 
