@@ -407,3 +407,31 @@ def test_a_season_longer_than_the_backtest_budget_is_still_judged():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no "mean of empty slice"
         assert seasonal_years(check_target(y, "y"), m, np.array([[True]]), [4 * m], 2) == 2
+
+
+def test_no_seasons_warning_where_the_series_own_errors_chose_fewer_seasons():
+    """Three shorter series whose season grows: the panel's cap still allows 8 seasons with
+    them, and the errors choose 1. Their rows did not cut anything: no warning."""
+    long = {f"s{i}": _steady_monthly(240, seed=i) for i in range(10)}
+    t = np.arange(150)
+    growing = {
+        f"g{i}": pd.Series(50 + (1 + t / 5) * np.sin(2 * np.pi * t / 12)
+                           + np.random.default_rng(i).normal(0, 0.5, 150),
+                           index=long["s0"].index[-150:])
+        for i in range(3)
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model = RNNForecaster(**TINY).fit(pd.concat({**long, **growing}, names=["id", "date"]))
+    assert model._lead_ == 12
+
+
+def test_one_warning_for_a_short_series_that_cuts_the_window_and_the_seasons():
+    long = {f"s{i}": _steady_monthly(240, seed=i) for i in range(10)}
+    new = _steady_monthly(40, seed=99)
+    new.index = long["s0"].index[-40:]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        RNNForecaster(**TINY).fit(pd.concat({**long, "new": new}, names=["id", "date"]))
+    messages = [str(w.message) for w in caught if w.category is UserWarning]
+    assert len(messages) == 1 and messages[0].startswith("window='auto' is 12 for every series")

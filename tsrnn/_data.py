@@ -1107,7 +1107,8 @@ def most_seasons(n_train, period: int, window: int, horizon: int) -> int:
     for a better base, and the network trained on the dozen left added more error than the
     base saved (a 96-month series with a wandering level: MASE 1.15 against 1.03 with one
     season); the 20 series of the tourism panel, 10 windows each with eight seasons, still
-    train well. Below 1: no seasonal base fits.
+    train well. Below 2: one season only (the forecaster keeps the one-season base wherever
+    a window fits after one season; this cap limits the averaging, not the base).
 
     Examples
     --------

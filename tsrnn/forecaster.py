@@ -192,11 +192,12 @@ def _is_int(h) -> bool:
 
 def _warn_short_series(
     data, usable, period: int, H: int, window: int, lead: int, seasonal_data: bool
-) -> None:
+) -> bool:
     """Warn when a few short series (fewer than half) shrink a panel's ``window='auto'`` by a
     quarter or more (or cost it the seasonal base) for every series: one new product with
     four rows must not silently cut the window of a hundred established ones.
-    ``seasonal_data``: some series pass the seasonality test (the base is possible at all)."""
+    ``seasonal_data``: some series pass the seasonality test (the base is possible at all).
+    Returns whether it warned."""
     typical = int(np.median(usable))
     base_lost = False
     if lead:  # the base kept: the seasonal windows compare
@@ -210,10 +211,10 @@ def _warn_short_series(
             if w >= _MIN_SEASONAL_WINDOW and typical >= period + w + H:
                 base_lost, w_typical, need = True, w, period + 2 * w + H - 1
     if not base_lost and 4 * window > 3 * w_typical:  # shrunk by under a quarter: no matter
-        return
+        return False
     short = data.ids[usable < need]
     if len(short) == 0 or 2 * len(short) >= len(usable):  # none, or the panel's are short
-        return
+        return False
     lost = " and the seasonal base" if base_lost else ""
     names = [label(i) for i in short[:5]] + (["..."] if len(short) > 5 else [])
     warnings.warn(
@@ -225,29 +226,39 @@ def _warn_short_series(
         UserWarning,
         stacklevel=5,
     )
+    return True
 
 
 def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years) -> None:
     """Warn when a few short series (fewer than half) cut the seasons the base of every
     series averages (:func:`most_seasons`) and the others' base would average more: one new
-    series must not silently take the averaged base from twenty established ones."""
+    series must not silently take the averaged base from twenty established ones. Silent
+    where the cap did not decide (the series' own errors chose fewer seasons than it allowed)."""
+    from tsrnn._data import SEASONAL_YEARS
+
     train = lengths - n_valid
+    most = most_seasons(train, period, w, H)
+    above = [k for k in SEASONAL_YEARS if k > years]
+    if not above or any(years < k <= most for k in SEASONAL_YEARS):
+        return  # nothing to average more, or the cap allowed more and the errors chose fewer
     own = (train - w - H - w // 2) // period  # the seasons each series alone leaves room for
-    short = own < np.median(own)
+    short = own < above[0]
     if not short.any() or 2 * short.sum() >= len(train):
         return
-    most = most_seasons(train[~short], period, w, H)
-    if most <= years:
+    cap = most_seasons(train[~short], period, w, H)
+    if cap <= years:
         return
-    others = seasonal_years(data, period, mask & ~short[:, None], lengths, most)
+    others = seasonal_years(data, period, mask & ~short[:, None], lengths, cap)
     if others <= years:
         return
-    names = [label(i) for i in data.ids[short][:5]] + (["..."] if short.sum() > 5 else [])
+    n_short = int(short.sum())
+    names = [label(i) for i in data.ids[short][:5]] + (["..."] if n_short > 5 else [])
+    which = f"series {names}" if n_short <= 5 else f"{n_short} series ({names})"
     warnings.warn(
-        f"The seasonal base averages {years} past season(s) for every series: series "
-        f"{names} have as few as {int(train.min())} rows for training, where the others "
-        f"would average {others} (it forecasts them better). Fit the short series in a "
-        "model of their own (or drop them).",
+        f"The seasonal base averages {years} past season(s) for every series: {which} have "
+        f"as few as {int(train.min())} rows for training, where the others would average "
+        f"{others} (it forecasts them better). Fit the short series in a model of their own "
+        "(or drop them).",
         UserWarning,
         stacklevel=5,
     )
@@ -707,10 +718,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 most = most_seasons(lengths - n_valid, period, w, H)
                 years = seasonal_years(data, period, mask, lengths, most)
                 lead, seasonal, window = years * period, mask, w
-                if data.n_series > 1:
-                    _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years)
+        warned = False
         if self.window == "auto" and data.n_series > 1:
-            _warn_short_series(data, lengths - n_valid, period, H, window, lead, seasonal_data)
+            train = lengths - n_valid
+            warned = _warn_short_series(data, train, period, H, window, lead, seasonal_data)
+        if seasonal is not None and data.n_series > 1 and not warned:  # one warning a cause
+            _warn_short_series_seasons(data, lengths, n_valid, period, window, H, mask, years)
 
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
