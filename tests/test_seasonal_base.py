@@ -435,3 +435,19 @@ def test_one_warning_for_a_short_series_that_cuts_the_window_and_the_seasons():
         RNNForecaster(**TINY).fit(pd.concat({**long, "new": new}, names=["id", "date"]))
     messages = [str(w.message) for w in caught if w.category is UserWarning]
     assert len(messages) == 1 and messages[0].startswith("window='auto' is 12 for every series")
+
+
+def test_a_short_series_that_costs_a_panel_its_base_with_a_set_window_is_named():
+    """With window= set, one 26-row series took the seasonal base from every series of the
+    panel without a word (window='auto' warned)."""
+    long = {f"s{i}": _steady_monthly(144, seed=i) for i in range(4)}
+    new = _steady_monthly(26, seed=99)
+    new.index = long["s0"].index[-26:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert RNNForecaster(**TINY, window=12).fit(pd.concat(long))._lead_ > 0
+    with pytest.warns(UserWarning, match=r"No series gets the seasonal base \(window=12\): "
+                      r"series \['new'\] have as few as 2\d rows .* needs 25\. Fit the short "
+                      r"series in a model of their own \(or drop them\), or set window=\d+ or"):
+        model = RNNForecaster(**TINY, window=12).fit(pd.concat({**long, "new": new}))
+    assert model._lead_ == 0

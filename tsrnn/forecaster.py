@@ -229,6 +229,32 @@ def _warn_short_series(
     return True
 
 
+def _warn_base_lost(data, train, period: int, window: int, H: int, mask) -> None:
+    """With ``window`` set, warn when a few short series (fewer than half) leave every series
+    of a panel without the seasonal base that the others' seasons call for (each window needs
+    ``period`` rows of history before it): ``_warn_short_series`` says so for
+    ``window='auto'``."""
+    need = period + window + H
+    short = train < need
+    if window < _MIN_SEASONAL_WINDOW or not short.any() or 2 * short.sum() >= len(train):
+        return
+    if not mask[~short].any():  # the longer series are not seasonal: nothing lost
+        return
+    n_short = int(short.sum())
+    names = [label(i) for i in data.ids[short][:5]] + (["..."] if n_short > 5 else [])
+    which = f"series {names}" if n_short <= 5 else f"{n_short} series ({names})"
+    fits = int(train.min()) - period - H  # the largest window the short series allow
+    smaller = f", or set window={fits} or less" if fits >= _MIN_SEASONAL_WINDOW else ""
+    warnings.warn(
+        f"No series gets the seasonal base (window={window}): {which} have as few as "
+        f"{int(train.min())} rows for training, where a window with a season of history "
+        f"before it needs {need}. Fit the short series in a model of their own (or drop "
+        f"them){smaller}.",
+        UserWarning,
+        stacklevel=5,
+    )
+
+
 def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years) -> None:
     """Warn when a few short series (fewer than half) cut the seasons the base of every
     series averages (:func:`most_seasons`) and the others' base would average more: one new
@@ -724,6 +750,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             warned = _warn_short_series(data, train, period, H, window, lead, seasonal_data)
         if seasonal is not None and data.n_series > 1 and not warned:  # one warning a cause
             _warn_short_series_seasons(data, lengths, n_valid, period, window, H, mask, years)
+        elif seasonal_data and self.window != "auto" and data.n_series > 1:
+            _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
