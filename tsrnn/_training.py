@@ -278,7 +278,8 @@ def seasonal_base(block, W, horizon, lead, period):
     value is taken as an offset from the mean of the season (m rows) it ends, the offsets are
     averaged over the years and put on the last season's mean:
     ``A(t) + mean_j (y[t+1+k-j*m] - A(t-(j-1)*m))``, ``A(e)`` the mean of y[e-m+1 .. e]. On a
-    noisy season that averages the noise away; on a steady one it is the naive forecast.
+    noisy season that averages the noise away; on a noise-free season that repeats, it equals
+    the seasonal naive forecast.
     """
     m = period
     years = lead // m
