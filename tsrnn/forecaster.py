@@ -36,6 +36,7 @@ from sklearn.utils.validation import (
 
 from tsrnn import _training
 from tsrnn._data import (
+    SEASONAL_YEARS,
     SeriesData,
     TimeAxis,
     WindowPlan,
@@ -255,15 +256,13 @@ def _warn_base_lost(data, train, period: int, window: int, H: int, mask) -> None
     )
 
 
-def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years) -> None:
+def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years, most) -> None:
     """Warn when a few short series (fewer than half) cut the seasons the base of every
     series averages (:func:`most_seasons`) and the others' base would average more: one new
     series must not silently take the averaged base from twenty established ones. Silent
-    where the cap did not decide (the series' own errors chose fewer seasons than it allowed)."""
-    from tsrnn._data import SEASONAL_YEARS
-
+    where the cap did not decide (the series' own errors chose fewer seasons than it allowed).
+    ``most``: the panel's cap (:func:`most_seasons`), as the fit computed it."""
     train = lengths - n_valid
-    most = most_seasons(train, period, w, H)
     above = [k for k in SEASONAL_YEARS if k > years]
     if not above or any(years < k <= most for k in SEASONAL_YEARS):
         return  # nothing to average more, or the cap allowed more and the errors chose fewer
@@ -749,7 +748,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             train = lengths - n_valid
             warned = _warn_short_series(data, train, period, H, window, lead, seasonal_data)
         if seasonal is not None and data.n_series > 1 and not warned:  # one warning a cause
-            _warn_short_series_seasons(data, lengths, n_valid, period, window, H, mask, years)
+            _warn_short_series_seasons(
+                data, lengths, n_valid, period, window, H, mask, years, most
+            )
         elif seasonal_data and self.window != "auto" and data.n_series > 1:
             _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
