@@ -1,5 +1,6 @@
 """Many series, one global model: panel layout, per-series indexes and scaling, PanelSplit."""
 
+import pickle
 import re
 import warnings
 
@@ -9,8 +10,8 @@ import pytest
 import torch
 from sklearn.model_selection import GridSearchCV, cross_val_score
 
-from tsrnn import RNNForecaster
-from tsrnn._data import WindowPlan
+from tsrnn import RNNForecaster, _data
+from tsrnn._data import TimeAxis, WindowPlan, future_index, future_labels
 from tsrnn.model_selection import PanelSplit
 
 TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
@@ -600,3 +601,79 @@ def test_covariates_shared_by_the_series_of_a_panel_are_told_how_to_repeat_them(
     # rows numbered 0, 1, ... cannot be matched to the dates: they are told to take them first
     with pytest.raises(ValueError, match="index X by the panel's time stamps"):
         RNNForecaster(**TINY).fit(pd.DataFrame({"promo": np.zeros(40)}), y)
+
+
+def _one_by_one(ends, axis, steps):
+    """The labels as the forecaster used to make them: one future_index per series."""
+    parts = [future_index(e, axis, int(s.max()))[s - 1] for e, s in zip(ends, steps)]
+    return parts[0].append(parts[1:])
+
+
+@pytest.mark.parametrize(
+    "kind, freq, ends",
+    [
+        # many distinct ends on one grid, from one range
+        ("datetime", "MS", list(pd.date_range("1990-01", periods=40, freq="MS")[::3])),
+        ("datetime", "B", [pd.Timestamp("2020-01-03"), pd.Timestamp("2020-01-06")] * 3),
+        # zone-aware hours and days across the spring daylight-saving change
+        ("datetime", "h", list(pd.date_range("2021-03-27 20:00", periods=12, freq="h",
+                                             tz="Europe/Paris"))),
+        ("datetime", "D", list(pd.date_range("2021-03-25", periods=5, freq="D",
+                                             tz="Europe/Paris"))),
+        # '7D' series ending on different weekdays: not on one grid
+        ("datetime", "7D", [pd.Timestamp("2020-01-01"), pd.Timestamp("2020-01-02"),
+                            pd.Timestamp("2020-01-15")]),
+        ("period", "Q-DEC", list(pd.period_range("2000Q1", periods=9, freq="Q"))),
+        ("range", None, [10, 31, 57]),
+    ],
+)
+def test_panel_forecast_labels_equal_those_of_each_series_on_its_own(kind, freq, ends,
+                                                                    monkeypatch):
+    axis = TimeAxis(kind, freq, 3 if kind == "range" else 1, "t")
+    rng = np.random.default_rng(0)
+    # contiguous steps and steps with gaps (predict(X) of some rows)
+    steps = [np.arange(1, 5) if j % 2 else np.sort(rng.choice(np.arange(1, 12), 4, replace=False))
+             for j in range(len(ends))]
+    expected = _one_by_one(ends, axis, steps)
+    got = future_labels(ends, axis, steps)
+    assert got.equals(expected) and got.dtype == expected.dtype and got.name == "t"
+    # and end by end where the grid would be too long
+    monkeypatch.setattr(_data, "MAX_FUTURE_GRID", 2)
+    got = future_labels(ends, axis, steps)
+    assert got.equals(expected) and got.dtype == expected.dtype
+
+
+def test_predict_on_a_panel_of_many_ends_labels_each_series_after_its_own_end():
+    specs = [(f"s{k}", f"{2000 + k // 12}-{1 + k % 12:02d}", 36, 1.0) for k in range(40)]
+    panel = make_panel(specs)
+    model = RNNForecaster(**TINY, window=6).fit(panel)
+    forecast = model.predict(3)
+    for sid, end in ends(panel).items():
+        stamps = forecast.xs(sid, level=0).index
+        assert stamps.equals(pd.date_range(end, periods=4, freq="MS", name="month")[1:])
+
+
+@pytest.mark.parametrize("zone", [None, "UTC"])
+def test_update_of_every_series_at_once_equals_the_series_by_series_check(zone, monkeypatch):
+    n, rows = 12, 40
+    parts = []
+    for k in range(n):
+        stamps = pd.date_range("2021-03-20", periods=rows + k, freq="h", tz="Europe/Paris")
+        values = 10 + np.sin(np.arange(rows + k) / 4 + k)
+        parts.append(pd.Series(values, index=pd.MultiIndex.from_arrays(
+            [[f"s{k}"] * len(stamps), stamps], names=["id", "t"])))
+    panel = pd.concat(parts)
+    new = panel.groupby(level=0).tail(3)
+    model = RNNForecaster(**TINY, window=8).fit(panel.drop(new.index))
+    if zone is not None:  # the same instants, given in another zone
+        new.index = new.index.set_levels(new.index.levels[1].tz_convert(zone), level=1)
+    fast = pickle.loads(pickle.dumps(model)).update(new)
+    monkeypatch.setattr(RNNForecaster, "_continue_their_ends", staticmethod(lambda *a: False))
+    slow = pickle.loads(pickle.dumps(model)).update(new)
+    assert fast._ends_ == slow._ends_ == [ends(panel)[f"s{k}"] for k in range(n)]
+    pd.testing.assert_series_equal(fast.predict(2), slow.predict(2))
+    # a series that skips a step is named, as series by series
+    monkeypatch.undo()
+    gap = new.drop(new.index[3])  # s1 starts a step late
+    with pytest.raises(ValueError, match=r"series 's1'.*continue the series right after"):
+        pickle.loads(pickle.dumps(model)).update(gap)

@@ -625,6 +625,63 @@ def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
     return pd.RangeIndex(last + step, last + step * (h + 1), step, name=axis.name)
 
 
+MAX_FUTURE_GRID = 1_000_000
+"""Labels :func:`future_labels` may lay out on one grid for a panel (else it goes end by end)."""
+
+
+def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
+    """The labels of ``steps[j]`` (step numbers, 1 = the step after ``ends[j]``) for every
+    series j, in one index: ``future_index(ends[j], axis, ...)[steps[j] - 1]``, concatenated.
+
+    A panel's series share a frequency, and mostly a grid: the labels are taken from one
+    ``date_range`` (``period_range``) laid from the earliest end, instead of one per series
+    (10,000 series: 0.9 s). Ends off that grid (a '7D' panel whose series end on other
+    weekdays) and grids longer than :data:`MAX_FUTURE_GRID` go end by end, once per distinct
+    end.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ends = [pd.Timestamp("2000-12-01"), pd.Timestamp("2001-02-01")]
+    >>> labels = future_labels(ends, TimeAxis("datetime", "MS"), [np.array([1, 2]), np.array([1])])
+    >>> [str(t.date()) for t in labels]
+    ['2001-01-01', '2001-02-01', '2001-03-01']
+    """
+    counts = np.array([len(s) for s in steps], dtype=np.int64)
+    flat = np.concatenate(steps).astype(np.int64) if len(steps) else np.empty(0, np.int64)
+    if axis.kind == "range":
+        starts = np.repeat(np.asarray(ends, dtype=np.int64), counts)
+        return pd.Index(starts + axis.step * flat, name=axis.name)
+    need = int(flat.max()) if len(flat) else 0
+    ends_index = pd.Index(ends)
+    positions = np.full(len(ends), -1, dtype=np.int64)
+    grid = None
+    first, last = ends_index.min(), ends_index.max()
+    make = pd.date_range if axis.kind == "datetime" else pd.period_range
+    if axis.kind == "period":
+        span = (last - first).n  # periods apart
+    elif isinstance(as_offset(axis.freq), pd.tseries.offsets.Tick):
+        span = (last - first) / pd.Timedelta(as_offset(axis.freq))
+    else:
+        span = 0  # calendar steps of a day or more: the ends' span in steps is modest
+    if span + need <= MAX_FUTURE_GRID:
+        span = len(make(start=first, end=last, freq=axis.freq))
+        grid = make(start=first, periods=span + need, freq=axis.freq, name=axis.name)
+        positions = np.asarray(grid.get_indexer(ends_index), dtype=np.int64)
+    if (positions >= 0).all():
+        return grid.take(np.repeat(positions, counts) + flat)
+    # series by series where the grid does not hold the end: once per distinct end
+    futures, parts = {}, []
+    for j, end in enumerate(ends):
+        if positions[j] >= 0:
+            parts.append(grid.take(positions[j] + np.asarray(steps[j])))
+            continue
+        if end not in futures:
+            futures[end] = future_index(end, axis, need)
+        parts.append(futures[end].take(np.asarray(steps[j]) - 1))
+    return parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
+
+
 def paired_by_position(covs_index, target_index) -> bool:
     """Covariates numbered by row (a default RangeIndex, or a slice of one such as a
     cross-validation fold's ``X.iloc[100:]``: consecutive whole numbers, which cannot be time

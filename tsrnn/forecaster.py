@@ -46,6 +46,7 @@ from tsrnn._data import (
     check_same_index,
     check_target,
     future_index,
+    future_labels,
     is_positionless,
     label,
     mase_scale,
@@ -1527,25 +1528,37 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         axis = layout["axis"]
         if plan["index"] is not None:
             index = plan["index"]
+        elif layout["ids"] is None:
+            steps = plan["steps"][0]
+            future = future_index(self._ends_[0], axis, int(steps.max()))
+            contiguous = np.array_equal(steps, np.arange(1, len(steps) + 1))
+            index = future if contiguous else future[steps - 1]
         else:
-            parts = []
-            for j, k in enumerate(plan["series"]):
-                steps = plan["steps"][j]
-                future = future_index(self._ends_[k], axis, int(steps.max()))
-                contiguous = np.array_equal(steps, np.arange(1, len(steps) + 1))
-                parts.append(future if contiguous else future[steps - 1])
-            if layout["ids"] is None:
-                index = parts[0]
-            else:
-                # pandas' repeat keeps the ids' dtype (categories, int32, ...)
-                ids = layout["ids"][plan["series"]].repeat([len(p) for p in parts])
-                times = parts[0].append(parts[1:]) if len(parts) > 1 else parts[0]
-                index = pd.MultiIndex.from_arrays(
-                    [ids, times], names=[layout["id_name"], axis.name]
-                )
+            series = plan["series"]
+            times = future_labels([self._ends_[k] for k in series], axis, plan["steps"])
+            # pandas' repeat keeps the ids' dtype (categories, int32, ...)
+            ids = layout["ids"][series].repeat([len(s) for s in plan["steps"]])
+            index = pd.MultiIndex.from_arrays([ids, times], names=[layout["id_name"], axis.name])
         if layout["kind"] == "series":
             return pd.Series(stacked[:, 0], index=index, name=layout["name"])
         return pd.DataFrame(stacked, index=index, columns=layout["columns"])
+
+    @staticmethod
+    def _continue_their_ends(new, pos, ends, axis) -> bool:
+        """Whether the dated rows of every series of a panel are the steps right after that
+        series' end, checked at once (:func:`future_labels`) instead of series by series (for
+        10,000 series, 1.8 s). Where not, :meth:`update` checks each series and names the one
+        that does not continue."""
+        if new.ids is None or new.index is None or axis.kind not in ("datetime", "period"):
+            return False
+        stamps = new.index[0].append(new.index[1:]) if len(new.index) > 1 else new.index[0]
+        if type(stamps) is not type(pd.Index(ends[:1])):
+            return False
+        want = [np.arange(1, n + 1) for n in np.diff(new.offsets)]
+        expected = future_labels([ends[k] for k in pos], axis, want)
+        if isinstance(stamps, pd.DatetimeIndex) and (stamps.tz is None) != (expected.tz is None):
+            return False
+        return bool(len(stamps) == len(expected) and (stamps == expected).all())
 
     # ----------------------------------------------------------------------------------------
     # score
@@ -1833,6 +1846,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         axis = layout["axis"]
         L = y_tail.shape[1]
         W = self.window_
+        continuing = self._continue_their_ends(new, pos, ends, axis)
         for j, k in enumerate(pos):
             seg = new.series(j)
             n = len(seg)
@@ -1844,8 +1858,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             what = "y_new"
             if layout["ids"] is not None:
                 what = f"y_new (series {label(layout['ids'][k])!r})"
-            st = steps_ahead(ends[k], axis, index, n, what, panel=layout["ids"] is not None)
-            if not np.array_equal(st, np.arange(1, n + 1)):
+            if continuing:
+                st = None  # checked for every series at once
+            else:
+                st = steps_ahead(ends[k], axis, index, n, what, panel=layout["ids"] is not None)
+            if st is not None and not np.array_equal(st, np.arange(1, n + 1)):
                 raise ValueError(
                     f"{what} must continue the series right after its end "
                     f"({ends[k]!r}); it starts {int(st[0])} steps later. Pass the missing "
