@@ -1,4 +1,4 @@
-"""Many series in one global model: fit time per epoch and peak memory.
+"""Many series in one global model: fit time per epoch, peak memory, predict and update.
 
 Generates panels with ``tsrnn.datasets.make_panel`` (series of 200 points each) and fits one
 ``RNNForecaster`` for one epoch, each run in a fresh process so its peak memory (the resident
@@ -6,7 +6,8 @@ high-water mark during the fit, above the resident memory just before it, as in
 ``bench_fit.py``) is its own. Memory must grow with the data, not
 with the number of windows: at a fixed panel, a longer window multiplies the values a
 materialised (windows x window) array would hold, but must not change the peak; the
-largest run is the 10,000-series panel of the many-series issue.
+largest run is the 10,000-series panel of the many-series issue. After the fit, the run
+times ``predict(24)`` for every series and ``update`` with one new row of each.
 
 Usage::
 
@@ -37,7 +38,10 @@ torch.set_num_threads(2)
 from tsrnn import RNNForecaster
 from tsrnn.datasets import make_panel
 n_series, window, length = {n}, {w}, {length}
-y = make_panel(n_series, min_length=length, max_length=length, random_state=0)
+# one row more per series: the last one is given to update after the fit
+full = make_panel(n_series, min_length=length + 1, max_length=length + 1, random_state=0)
+new = full.groupby(level=0).tail(1)
+y = full.drop(new.index)
 model = RNNForecaster(hidden_size=32, window=window, batch_size=256, max_epochs=1,
                       early_stopping=False, random_state=0, n_threads=2)
 # the peak above what the process holds just before the fit (not its lifetime peak, which
@@ -47,6 +51,13 @@ t0 = time.perf_counter()
 model.fit(y)
 fit_s = time.perf_counter() - t0
 peak = read_status("VmHWM")
+# the model's forecasts for every series, and the rows that move every series' end on
+t0 = time.perf_counter()
+model.predict(24)
+predict_s = time.perf_counter() - t0
+t0 = time.perf_counter()
+model.update(new)
+update_s = time.perf_counter() - t0
 # every window of every series, after the season of history the seasonal base reads (lead)
 n_windows = n_series * (length - window - model._lead_)
 print(json.dumps(dict(
@@ -54,6 +65,7 @@ print(json.dumps(dict(
     data_mb=y.to_numpy().nbytes / 2**20,
     materialised_mb=n_windows * (window + 1) * 4 / 2**20,
     epoch_s=model.history_[0]["seconds"], fit_s=fit_s, peak_above_base_mb=(peak - base) / 1024,
+    predict_s=predict_s, update_s=update_s,
 )))
 """
 
@@ -78,6 +90,7 @@ def main(argv=None):
         ("n_windows", "windows", "d"), ("data_mb", "data MiB", ".1f"),
         ("materialised_mb", "as windows MiB", ".0f"), ("peak_above_base_mb", "peak +MiB", ".0f"),
         ("epoch_s", "s/epoch", ".1f"), ("fit_s", "fit s", ".1f"),
+        ("predict_s", "predict(24) s", ".2f"), ("update_s", "update s", ".2f"),
     ]))
     path = write_json("panel", {"machine": info, "rows": rows})
     print(f"# written {path}")
