@@ -677,3 +677,48 @@ def test_update_of_every_series_at_once_equals_the_series_by_series_check(zone, 
     gap = new.drop(new.index[3])  # s1 starts a step late
     with pytest.raises(ValueError, match=r"series 's1'.*continue the series right after"):
         pickle.loads(pickle.dumps(model)).update(gap)
+
+
+def _dated_panel(stamps_by_series):
+    parts = [pd.Series(np.arange(len(st), dtype=float), index=pd.MultiIndex.from_arrays(
+        [[sid] * len(st), st], names=["id", "t"])) for sid, st in stamps_by_series.items()]
+    return pd.concat(parts)
+
+
+@pytest.mark.parametrize(
+    "stamps, on_one_grid",
+    [
+        ({"a": pd.date_range("2000-01", periods=30, freq="MS"),
+          "b": pd.date_range("2001-07", periods=5, freq="MS"),
+          "c": pd.date_range("1999-02", periods=1, freq="MS")}, True),
+        ({"a": pd.date_range("2021-03-27", periods=60, freq="h", tz="Europe/Paris"),
+          "b": pd.date_range("2021-03-28 05:00", periods=9, freq="h", tz="Europe/Paris")}, True),
+        ({"a": pd.date_range("2020-01-01", periods=20, freq="B"),
+          "b": pd.date_range("2020-01-06", periods=20, freq="B")}, True),
+        # hours on the half hour beside hours on the hour: regular each, not on one grid
+        ({"a": pd.date_range("2020-01-01", periods=10, freq="h"),
+          "b": pd.date_range("2020-01-01 00:30", periods=12, freq="h")}, None),
+    ],
+)
+def test_panel_time_checks_at_once_equal_the_series_by_series_checks(stamps, on_one_grid,
+                                                                     monkeypatch):
+    panel = _dated_panel(stamps)
+    seen = []
+    at_once = _data._panel_on_one_grid
+    monkeypatch.setattr(_data, "_panel_on_one_grid", lambda *a: seen.append(at_once(*a)) or
+                        seen[-1])
+    fast = _data.check_target(panel)
+    assert seen == [on_one_grid]
+    monkeypatch.setattr(_data, "_panel_on_one_grid", lambda *a: None)
+    slow = _data.check_target(panel)
+    assert fast.axis == slow.axis
+    assert all(f.equals(s) and f.name == s.name for f, s in zip(fast.index, slow.index))
+    assert len(fast.index) == len(slow.index) == len(stamps)
+    np.testing.assert_array_equal(fast.offsets, slow.offsets)
+
+
+def test_a_gap_in_one_series_of_a_panel_on_one_grid_is_named():
+    stamps = {f"s{k}": pd.date_range("2000-01", periods=24, freq="MS") for k in range(5)}
+    stamps["s3"] = stamps["s3"].delete(10)
+    with pytest.raises(ValueError, match=r"series 's3'\) is not a regular 'MS' sequence"):
+        _data.check_target(_dated_panel(stamps))
