@@ -17,6 +17,7 @@ import tsrnn
 import tsrnn._training as training
 from tsrnn import RNNForecaster
 from tsrnn.exceptions import InconsistentVersionWarning, InterruptedFitWarning
+from tsrnn.kernels.common import workspace
 
 TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
 
@@ -1607,3 +1608,22 @@ def test_a_run_off_in_an_epoch_of_one_step_is_told_from_the_validation_loss():
     assert _ran_off([{"train_loss": 0.2, "valid_loss": 5.0}], 1, 0.2, 0.001) == "validation"
     assert _ran_off([{"train_loss": 3.0, "valid_loss": 5.0}], 1, 0.2, 0.001) == "training"
     assert _ran_off([{"train_loss": 0.2, "valid_loss": None}], 1, 0.2, None) is None
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+@pytest.mark.parametrize(
+    "cell, nonlinearity", [("rnn", "tanh"), ("rnn", "relu"), ("gru", "tanh"), ("lstm", "tanh")]
+)
+@pytest.mark.parametrize("layers", [1, 2])
+def test_a_forecast_step_equals_the_networks_own_forward(cell, nonlinearity, layers, backend):
+    """window_runner (the Numba kernels forming the input projection in their time loop; the
+    others one product before the call) against the module's forward, in float64."""
+    torch.manual_seed(0)
+    net = training.ForecastNet(cell, 3, 5, layers, n_out=2, nonlinearity=nonlinearity,
+                               backend=backend).double().eval()
+    inputs = torch.randn(7, 4, 3, dtype=torch.float64)
+    expected = net(inputs)[0][-1]
+    run = training.window_runner(net)
+    with torch.inference_mode(), workspace.reuse_buffers():
+        for _ in range(2):  # the second call on the first call's pooled buffers
+            torch.testing.assert_close(run(inputs), expected, rtol=1e-12, atol=1e-12)
