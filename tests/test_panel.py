@@ -722,3 +722,27 @@ def test_a_gap_in_one_series_of_a_panel_on_one_grid_is_named():
     stamps["s3"] = stamps["s3"].delete(10)
     with pytest.raises(ValueError, match=r"series 's3'\) is not a regular 'MS' sequence"):
         _data.check_target(_dated_panel(stamps))
+
+
+@pytest.mark.parametrize("scaler", ["standard", "robust", "minmax"])
+@pytest.mark.parametrize("n_columns", [1, 3])
+def test_series_of_one_length_scaled_in_one_fit_as_each_on_its_own(scaler, n_columns):
+    from sklearn.preprocessing import MinMaxScaler, RobustScaler, StandardScaler
+
+    from tsrnn.forecaster import _fit_scaler
+
+    rng = np.random.default_rng(0)
+    lengths = [40, 7, 40, 150, 7, 40, 1]
+    blocks = [rng.normal(rng.normal(0, 50), 10.0 ** rng.integers(-3, 4), (n, n_columns))
+              for n in lengths]
+    blocks[2][:] = 3.0  # constant
+    blocks[5] *= 1e-16  # tiny: scaled through the power of two, not left in raw units
+    data = _data.SeriesData(np.concatenate(blocks), np.cumsum([0, *lengths]),
+                            TimeAxis(None), None)
+    loc, scale = _fit_scaler(scaler, data)
+    cls = {"standard": StandardScaler, "robust": RobustScaler, "minmax": MinMaxScaler}[scaler]
+    for k, block in enumerate(blocks):
+        factor = _data.unit_scale(block)
+        alone = cls().fit(block / factor)
+        np.testing.assert_allclose((block - loc[k]) / scale[k], alone.transform(block / factor),
+                                   rtol=1e-12, atol=1e-12, err_msg=f"series {k}")
