@@ -746,3 +746,21 @@ def test_series_of_one_length_scaled_in_one_fit_as_each_on_its_own(scaler, n_col
         alone = cls().fit(block / factor)
         np.testing.assert_allclose((block - loc[k]) / scale[k], alone.transform(block / factor),
                                    rtol=1e-12, atol=1e-12, err_msg=f"series {k}")
+
+
+def test_seasons_found_in_a_panel_are_those_found_in_each_series_on_its_own():
+    rng = np.random.default_rng(0)
+    lengths = [60, 60, 35, 60, 9, 35, 120]
+    blocks = []
+    for k, n in enumerate(lengths):
+        t = np.arange(n)
+        season = np.sin(2 * np.pi * t / 7) * (k % 3)  # none in every third series
+        blocks.append(np.c_[season + rng.normal(0, 0.3, n), 1e-12 * rng.normal(0, 1, n) + 1e6,
+                            t * (k + 1.0)])
+    offsets = np.cumsum([0, *lengths])
+    panel = _data.SeriesData(np.concatenate(blocks), offsets, TimeAxis(None), None)
+    alone = [_data.seasonal_mask(_data.SeriesData(b, np.array([0, len(b)]), TimeAxis(None),
+                                                  None), 7)[0] for b in blocks]
+    mask = _data.seasonal_mask(panel, 7)
+    np.testing.assert_array_equal(mask, np.array(alone))
+    assert mask[:, 0].sum() >= 3 and not mask[:, 1:].any()  # found where there is one

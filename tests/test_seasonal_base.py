@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import tsrnn._training as training
-from tsrnn import RNNForecaster
+from tsrnn import RNNForecaster, _data
 from tsrnn._data import check_target, n_valid_rows, seasonal_mask
 
 TINY = dict(hidden_size=4, max_epochs=2, batch_size=16, random_state=0, n_threads=1)
@@ -451,3 +451,57 @@ def test_a_short_series_that_costs_a_panel_its_base_with_a_set_window_is_named()
                       r"series in a model of their own \(or drop them\), or set window=\d+ or"):
         model = RNNForecaster(**TINY, window=12).fit(pd.concat({**long, "new": new}))
     assert model._lead_ == 0
+
+
+def _scores_one_by_one(data, m, mask, n_rows, candidates):
+    """backtest_scores as it was written first: each series and column on its own."""
+    first = candidates[-1] * m
+    scores, counted = np.zeros(len(candidates)), 0
+    for i in np.flatnonzero(mask.any(axis=1)):
+        seg = data.series(i)[: int(n_rows[i])]
+        n = len(seg)
+        if n < first + m + 1:
+            continue
+        origins = np.arange(max(first, n - m - max(_data.BACKTEST_VALUES // m, 1)), n - m)
+        ahead = origins[:, None] + 1 + np.arange(m)
+        for c in np.flatnonzero(mask[i]):
+            y = seg[:, c] / _data.unit_scale(seg[:, c])
+            scale = np.mean(np.abs(y[m:] - y[:-m]))
+            if not scale > 0:
+                continue
+            cs = np.concatenate([[0.0], np.cumsum(y)])
+            season = np.full(n, np.nan)
+            season[m - 1 :] = (cs[m:] - cs[:-m]) / m
+            lagged, means = np.zeros(ahead.shape), np.zeros(len(origins))
+            for j in range(1, candidates[-1] + 1):
+                lagged += y[ahead - j * m]
+                means += season[origins - (j - 1) * m]
+                if j in candidates:
+                    base = season[origins, None] + (lagged - means[:, None]) / j
+                    scores[candidates.index(j)] += np.mean(np.abs(y[ahead] - base)) / scale
+            counted += 1
+    return scores, counted
+
+
+@pytest.mark.parametrize("trial", range(12))
+def test_backtest_of_a_panel_side_by_side_equals_each_series_on_its_own(trial, monkeypatch):
+    rng = np.random.default_rng(trial)
+    m = int(rng.choice([4, 7, 12]))
+    S, C = int(rng.integers(2, 25)), int(rng.integers(1, 3))
+    lengths = rng.choice([m * 3, m * 10, m * 10, m * 20, 500], S)
+    vals = np.concatenate([
+        0.1 * rng.normal(0, 1, (n, C)).cumsum(0)
+        + np.sin(np.arange(n) * 2 * np.pi / m)[:, None] * rng.normal(1, 1, C)
+        for n in lengths
+    ])
+    vals[: lengths[0]] = 1.0  # a flat series: not counted
+    data = _data.SeriesData(vals, np.cumsum([0, *lengths]), _data.TimeAxis(None), None)
+    mask = rng.random((S, C)) < 0.8
+    n_rows = [int(n - rng.integers(0, 3)) for n in lengths]
+    candidates = list(_data.SEASONAL_YEARS)
+    if trial % 3 == 0:  # blocks of a few columns at a time
+        monkeypatch.setattr(_data, "_BACKTEST_BLOCK", 1)
+    scores, counted = _data.backtest_scores(data, m, mask, n_rows, candidates)
+    ref_scores, ref_counted = _scores_one_by_one(data, m, mask, n_rows, candidates)
+    assert counted == ref_counted
+    np.testing.assert_allclose(scores, ref_scores, rtol=1e-13, atol=0)
