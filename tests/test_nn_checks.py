@@ -31,6 +31,22 @@ def _pair(cell, *args, dtype=torch.float64, **kwargs):
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
+@pytest.mark.parametrize("dtype", [torch.int64, torch.bool, torch.float64])
+def test_input_of_another_dtype_is_told_a_fix_that_works(cell, dtype):
+    layer = CELLS[cell][0](3, 4)
+    x = torch.ones(5, 2, 3).to(dtype)
+    with pytest.raises(TypeError, match=r"but the parameters are torch\.float32") as err:
+        layer(x)
+    if dtype.is_floating_point:
+        assert "module.to(input.dtype)" in str(err.value)
+        layer.to(dtype)(x)  # that fix works
+    else:  # a module cannot take an integer dtype: the input must change
+        assert "module.to" not in str(err.value)
+        assert "input.to(torch.float32)" in str(err.value)
+        layer(x.to(torch.float32))
+
+
+@pytest.mark.parametrize("cell", list(CELLS))
 @pytest.mark.parametrize(
     ("module_dtype", "state_dtype"),
     [(torch.float32, torch.float64), (torch.float64, torch.float32)],

@@ -912,10 +912,15 @@ class _KernelRNNMixin:
             )
         w = self.weight_ih_l0
         if x.dtype != w.dtype or x.device != w.device:
+            if x.dtype.is_floating_point:
+                fix = "Use module.to(input.dtype) / .to(device) or convert the input."
+            else:  # a module holds floating-point parameters only: the input must change
+                fix = f"Convert the input: input.to({w.dtype})" + (
+                    f" (and .to({str(w.device)!r}))." if x.device != w.device else "."
+                )
             raise TypeError(
                 f"{type(self).__name__}: input is {x.dtype} on {x.device} but the parameters are "
-                f"{w.dtype} on {w.device}. Use module.to(input.dtype) / .to(device) or convert "
-                "the input."
+                f"{w.dtype} on {w.device}. {fix}"
             )
 
     def _to_params_dtype(self, x, hx):
