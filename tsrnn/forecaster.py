@@ -1569,7 +1569,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         expected = future_labels([ends[k] for k in pos], axis, want)
         if isinstance(stamps, pd.DatetimeIndex) and (stamps.tz is None) != (expected.tz is None):
             return False
-        return bool(len(stamps) == len(expected) and (stamps == expected).all())
+        try:
+            return bool(len(stamps) == len(expected) and (stamps == expected).all())
+        except (TypeError, ValueError):  # periods of another frequency: named series by series
+            return False
 
     # ----------------------------------------------------------------------------------------
     # score
