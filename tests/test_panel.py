@@ -697,7 +697,7 @@ def _dated_panel(stamps_by_series):
           "b": pd.date_range("2020-01-06", periods=20, freq="B")}, True),
         # hours on the half hour beside hours on the hour: regular each, not on one grid
         ({"a": pd.date_range("2020-01-01", periods=10, freq="h"),
-          "b": pd.date_range("2020-01-01 00:30", periods=12, freq="h")}, None),
+          "b": pd.date_range("2020-01-01 00:30", periods=12, freq="h")}, False),
     ],
 )
 def test_panel_time_checks_at_once_equal_the_series_by_series_checks(stamps, on_one_grid,
@@ -709,7 +709,7 @@ def test_panel_time_checks_at_once_equal_the_series_by_series_checks(stamps, on_
                         seen[-1])
     fast = _data.check_target(panel)
     assert seen == [on_one_grid]
-    monkeypatch.setattr(_data, "_panel_on_one_grid", lambda *a: None)
+    monkeypatch.setattr(_data, "_panel_on_one_grid", lambda *a: False)
     slow = _data.check_target(panel)
     assert fast.axis == slow.axis
     assert all(f.equals(s) and f.name == s.name for f, s in zip(fast.index, slow.index))

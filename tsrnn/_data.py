@@ -883,34 +883,34 @@ def panel_blocks(index: pd.MultiIndex, what: str):
     return ids_in_order[starts], offsets
 
 
-def _panel_on_one_grid(times, offsets, freq, kind, tz) -> bool | None:
+def _panel_on_one_grid(times, offsets, freq, kind, tz) -> bool:
     """Whether every series of a dated panel runs without a gap on one ``freq`` grid: what
     :func:`check_time_index` finds series by series (a regular, sorted, unique sequence of the
     frequency) checked for all at once, from one ``date_range`` over the panel (10,000
-    series: 0.9 s one by one). ``None`` where it cannot say: the series are then checked one
+    series: 0.9 s one by one). False where it cannot say so: the series are then checked one
     by one, which also names a series that fails."""
     if freq is None or not isinstance(times, pd.DatetimeIndex) or kind not in (None, "datetime"):
-        return None
+        return False
     if len(times) == 0 or times.hasnans:
-        return None
+        return False
     if tz is not None and times.tz is not None:
         times = times.tz_convert(tz)
     first, last = times.min(), times.max()
     offset = as_offset(freq)
     if isinstance(offset, pd.tseries.offsets.Tick):
         if (last - first) / pd.Timedelta(offset) > MAX_FUTURE_GRID:
-            return None
+            return False
     elif (last - first) / pd.Timedelta(days=1) > MAX_FUTURE_GRID:
-        return None
+        return False
     grid = pd.date_range(first, last, freq=freq)
     if len(grid) == 0 or grid[0] != first:  # the first stamp is off the frequency's anchor
-        return None
+        return False
     pos = grid.get_indexer(times)
     if (pos < 0).any():
-        return None
+        return False
     step = np.diff(pos)
     step[np.asarray(offsets[1:-1], dtype=np.int64) - 1] = 1  # from one series to the next
-    return True if (step == 1).all() else None
+    return bool((step == 1).all())
 
 
 def check_target(
@@ -973,7 +973,7 @@ def check_target(
                 probe = check_time_index(seg, f"{what} (series {label(ids[k])!r})", panel=True)
                 freq = probe.freq
             shared = _panel_on_one_grid(times, offsets, freq, index_kind, tz)
-            for k in range(len(ids) if shared is None else 0):
+            for k in range(0 if shared else len(ids)):
                 seg = times[offsets[k] : offsets[k + 1]]
                 seg = seg.rename(y.index.names[1])
                 axis_k = check_time_index(
@@ -997,7 +997,7 @@ def check_target(
                         "of a panel must share one step: renumber them."
                     )
                 indexes.append(seg)
-            if shared is not None:
+            if shared:
                 axis = TimeAxis("datetime", freq, 1, y.index.names[1])
                 times = times.rename(y.index.names[1])
                 indexes = [times[offsets[k] : offsets[k + 1]] for k in range(len(ids))]
