@@ -764,3 +764,34 @@ def test_seasons_found_in_a_panel_are_those_found_in_each_series_on_its_own():
     mask = _data.seasonal_mask(panel, 7)
     np.testing.assert_array_equal(mask, np.array(alone))
     assert mask[:, 0].sum() >= 3 and not mask[:, 1:].any()  # found where there is one
+
+
+def test_a_daily_panel_across_a_midnight_the_clocks_skip_fits_predicts_and_updates():
+    # Sao Paulo's clocks went from 2018-11-04 00:00 to 01:00: no series has that day, but a
+    # daily grid over the whole panel would (pandas refuses to lay it)
+    zone = "America/Sao_Paulo"
+    stamps = {"a": pd.date_range("2018-09-01", "2018-10-20", freq="D", tz=zone),
+              "b": pd.date_range("2018-11-10", "2018-12-31", freq="D", tz=zone)}
+    panel = _dated_panel(stamps)
+    new = panel.groupby(level=0).tail(2)
+    model = RNNForecaster(**TINY, window=6).fit(panel.drop(new.index))
+    model.update(new)
+    forecast = model.predict(2)
+    for sid, idx in stamps.items():
+        want = pd.date_range(idx[-1], periods=3, freq="D", tz=zone)[1:]
+        assert forecast.xs(sid, level=0).index.equals(want)
+
+
+def test_integer_time_panel_update_with_one_row_for_a_series_continues_both():
+    t1, t2 = np.arange(0, 90, 3), np.arange(30, 120, 3)
+    index = pd.MultiIndex.from_arrays([[1] * 30 + [2] * 30, np.r_[t1, t2]], names=["id", "t"])
+    model = RNNForecaster(**TINY, window=4).fit(pd.Series(np.sin(np.arange(60) / 3) + 5, index))
+    new = pd.Series([5.0, 5.1, 5.2],
+                    pd.MultiIndex.from_arrays([[1, 2, 2], [90, 120, 123]], names=["id", "t"]))
+    model.update(new)  # series 1's one row has no step of its own to disagree with
+    assert model.predict(1).index.tolist() == [(1, 93), (2, 126)]
+    # a series that does step otherwise is named, against the first series that steps
+    other = pd.Series([1.0, 2, 3, 4, 5],
+                      pd.MultiIndex.from_arrays([[1, 2, 2, 3, 3], [96, 129, 132, 0, 2]]))
+    with pytest.raises(ValueError, match=r"series 3 steps by 2 .* but series 2 by 3"):
+        model.update(other)

@@ -636,8 +636,8 @@ def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
     A panel's series share a frequency, and mostly a grid: the labels are taken from one
     ``date_range`` (``period_range``) laid from the earliest end, instead of one per series
     (10,000 series: 0.9 s). Ends off that grid (a '7D' panel whose series end on other
-    weekdays) and grids longer than :data:`MAX_FUTURE_GRID` go end by end, once per distinct
-    end.
+    weekdays), grids longer than :data:`MAX_FUTURE_GRID` and grids pandas cannot lay (a daily
+    zone-aware grid through a midnight the clocks skip) go end by end, once per distinct end.
 
     Examples
     --------
@@ -665,9 +665,14 @@ def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
     else:
         span = 0  # calendar steps of a day or more: the ends' span in steps is modest
     if span + need <= MAX_FUTURE_GRID:
-        span = len(make(start=first, end=last, freq=axis.freq))
-        grid = make(start=first, periods=span + need, freq=axis.freq, name=axis.name)
-        positions = np.asarray(grid.get_indexer(ends_index), dtype=np.int64)
+        try:
+            span = len(make(start=first, end=last, freq=axis.freq))
+            grid = make(start=first, periods=span + need, freq=axis.freq, name=axis.name)
+            positions = np.asarray(grid.get_indexer(ends_index), dtype=np.int64)
+        except (ValueError, OverflowError):
+            # a calendar grid through a midnight that a zone's clocks skip or repeat, which
+            # no series' own range crosses: end by end
+            grid = None
     if (positions >= 0).all():
         return grid.take(np.repeat(positions, counts) + flat)
     # series by series where the grid does not hold the end: once per distinct end
@@ -786,8 +791,8 @@ def steps_ahead(
     steps = np.asarray(steps, dtype=np.int64)
     if (steps < 1).any():
         raise ValueError(
-            f"{what} starts at {index[0]!r}, which is not after the end of the data seen by "
-            f"fit or update ({last!r}). "
+            f"{what} starts at {label(index[0])!r}, which is not after the end of the data seen by "
+            f"fit or update ({label(last)!r}). "
             + (
                 "update takes new rows only: pass the rows after that end."
                 if _argument(what) == "y_new"
@@ -902,7 +907,12 @@ def _panel_on_one_grid(times, offsets, freq, kind, tz) -> bool:
             return False
     elif (last - first) / pd.Timedelta(days=1) > MAX_FUTURE_GRID:
         return False
-    grid = pd.date_range(first, last, freq=freq)
+    try:
+        grid = pd.date_range(first, last, freq=freq)
+    except (ValueError, OverflowError):
+        # a calendar grid in a zone whose clocks skip or repeat a midnight the series do not
+        # touch (a daily panel in Sao Paulo across a change): series by series
+        return False
     if len(grid) == 0 or grid[0] != first:  # the first stamp is off the frequency's anchor
         return False
     pos = grid.get_indexer(times)
@@ -965,7 +975,7 @@ def check_target(
         if isinstance(y.index, pd.MultiIndex):
             ids, offsets = panel_blocks(y.index, what)
             times = y.index.get_level_values(1)
-            indexes, axis = [], None
+            indexes, axis, stepped = [], None, None
             # the frequency is inferred from the longest series, then checked on every one
             if freq is None:
                 k = int(np.argmax(np.diff(offsets)))
@@ -990,13 +1000,19 @@ def check_target(
                         f"{what}: series {label(ids[k])!r} has a different kind of time index "
                         f"than series {label(ids[0])!r}. Use one index type for all series."
                     )
-                if axis_k.step != axis.step:
+                # a series of one row has no step of its own (rows given to update, say)
+                if len(seg) > 1 and stepped is None:
+                    stepped = (k, axis_k)
+                elif len(seg) > 1 and axis_k.step != stepped[1].step:
                     raise ValueError(
                         f"{what}: series {label(ids[k])!r} steps by {axis_k.step} in its "
-                        f"integer time but series {label(ids[0])!r} by {axis.step}. All series "
-                        "of a panel must share one step: renumber them."
+                        f"integer time but series {label(ids[stepped[0]])!r} by "
+                        f"{stepped[1].step}. All series of a panel must share one step: "
+                        "renumber them."
                     )
                 indexes.append(seg)
+            if stepped is not None:
+                axis = stepped[1]
             if shared:
                 axis = TimeAxis("datetime", freq, 1, y.index.names[1])
                 times = times.rename(y.index.names[1])

@@ -1566,13 +1566,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         if type(stamps) is not type(pd.Index(ends[:1])):
             return False
         want = [np.arange(1, n + 1) for n in np.diff(new.offsets)]
-        expected = future_labels([ends[k] for k in pos], axis, want)
-        if isinstance(stamps, pd.DatetimeIndex) and (stamps.tz is None) != (expected.tz is None):
-            return False
         try:
+            expected = future_labels([ends[k] for k in pos], axis, want)
+            if isinstance(stamps, pd.DatetimeIndex) and (stamps.tz is None) != (
+                expected.tz is None
+            ):
+                return False
             return bool(len(stamps) == len(expected) and (stamps == expected).all())
-        except (TypeError, ValueError):  # periods of another frequency: named series by series
-            return False
+        except (TypeError, ValueError, OverflowError):
+            return False  # the series are checked one by one, and a failing one named
 
     # ----------------------------------------------------------------------------------------
     # score
@@ -1879,7 +1881,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if st is not None and not np.array_equal(st, np.arange(1, n + 1)):
                 raise ValueError(
                     f"{what} must continue the series right after its end "
-                    f"({ends[k]!r}); it starts {int(st[0])} steps later. Pass the missing "
+                    f"({label(ends[k])!r}); it starts {int(st[0])} steps later. Pass the missing "
                     "rows too."
                 )
             scaled = (seg - self._y_loc_[k]) / self._y_scale_[k]
