@@ -795,3 +795,19 @@ def test_integer_time_panel_update_with_one_row_for_a_series_continues_both():
                       pd.MultiIndex.from_arrays([[1, 2, 2, 3, 3], [96, 129, 132, 0, 2]]))
     with pytest.raises(ValueError, match=r"series 3 steps by 2 .* but series 2 by 3"):
         model.update(other)
+
+
+def test_predict_rows_of_every_series_at_once_equal_the_series_by_series_plan(monkeypatch):
+    specs = [(f"s{k}", f"{2000 + k // 12}-{1 + k % 12:02d}", 36, 1.0 + k) for k in range(8)]
+    panel = make_panel(specs)
+    test = panel.groupby(level=0).tail(4)
+    model = RNNForecaster(**TINY, window=6).fit(panel.drop(test.index))
+    gapped = test.drop(test.index[[4, 5]])  # s1 forecast from its third step: not at once
+    fast = [model.predict(test), model.predict(gapped), model.score(test)]
+    monkeypatch.setattr(RNNForecaster, "_continue_their_ends", staticmethod(lambda *a: False))
+    slow = [model.predict(test), model.predict(gapped), model.score(test)]
+    pd.testing.assert_series_equal(fast[0], slow[0])
+    pd.testing.assert_series_equal(fast[1], slow[1])
+    assert fast[2] == slow[2]
+    # each series' rows forecast from its own end: the continuing rows are predict(4)'s
+    pd.testing.assert_series_equal(fast[0], model.predict(4).set_axis(test.index))
