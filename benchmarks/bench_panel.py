@@ -7,7 +7,8 @@ high-water mark during the fit, above the resident memory just before it, as in
 with the number of windows: at a fixed panel, a longer window multiplies the values a
 materialised (windows x window) array would hold, but must not change the peak; the
 largest run is the 10,000-series panel of the many-series issue. After the fit, the run
-times ``predict(24)`` for every series and ``update`` with one new row of each.
+times ``predict(24)`` for every series, then ``predict(X)`` and ``score`` of the rows held back
+(one new row of each series), and ``update`` with them.
 
 Usage::
 
@@ -56,6 +57,12 @@ t0 = time.perf_counter()
 model.predict(24)
 predict_s = time.perf_counter() - t0
 t0 = time.perf_counter()
+model.predict(new)  # the rows held back: one step of every series, given as rows
+predict_rows_s = time.perf_counter() - t0
+t0 = time.perf_counter()
+model.score(new)
+score_s = time.perf_counter() - t0
+t0 = time.perf_counter()
 model.update(new)
 update_s = time.perf_counter() - t0
 # every window of every series, after the season of history the seasonal base reads (lead)
@@ -65,7 +72,7 @@ print(json.dumps(dict(
     data_mb=y.to_numpy().nbytes / 2**20,
     materialised_mb=n_windows * (window + 1) * 4 / 2**20,
     epoch_s=model.history_[0]["seconds"], fit_s=fit_s, peak_above_base_mb=(peak - base) / 1024,
-    predict_s=predict_s, update_s=update_s,
+    predict_s=predict_s, predict_rows_s=predict_rows_s, score_s=score_s, update_s=update_s,
 )))
 """
 
@@ -90,7 +97,8 @@ def main(argv=None):
         ("n_windows", "windows", "d"), ("data_mb", "data MiB", ".1f"),
         ("materialised_mb", "as windows MiB", ".0f"), ("peak_above_base_mb", "peak +MiB", ".0f"),
         ("epoch_s", "s/epoch", ".1f"), ("fit_s", "fit s", ".1f"),
-        ("predict_s", "predict(24) s", ".2f"), ("update_s", "update s", ".2f"),
+        ("predict_s", "predict(24) s", ".2f"), ("predict_rows_s", "predict(X) s", ".2f"),
+        ("score_s", "score s", ".2f"), ("update_s", "update s", ".2f"),
     ]))
     path = write_json("panel", {"machine": info, "rows": rows})
     print(f"# written {path}")
