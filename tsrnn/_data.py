@@ -629,6 +629,33 @@ MAX_FUTURE_GRID = 1_000_000
 """Labels :func:`future_labels` may lay out on one grid for a panel (else it goes end by end)."""
 
 
+def _one_grid(first, last, axis: TimeAxis, extra: int = 0) -> pd.Index | None:
+    """One ``date_range`` (``period_range``) of the axis' frequency from ``first`` through
+    ``last`` and ``extra`` steps beyond, for checks and labels of a whole panel at once.
+
+    None where it would pass :data:`MAX_FUTURE_GRID` steps (calendar frequencies counted in
+    days), or where pandas cannot lay it: a zone-aware calendar grid through a midnight the
+    clocks skip or repeat, which no series' own range need cross. The callers then go series
+    by series.
+    """
+    if axis.kind == "period":
+        span = (last - first).n  # periods apart
+    else:
+        offset = as_offset(axis.freq)
+        tick = isinstance(offset, pd.tseries.offsets.Tick)
+        span = (last - first) / (pd.Timedelta(offset) if tick else pd.Timedelta(days=1))
+    if span + extra > MAX_FUTURE_GRID:
+        return None
+    make = pd.date_range if axis.kind == "datetime" else pd.period_range
+    try:
+        grid = make(start=first, end=last, freq=axis.freq, name=axis.name)
+        if extra:
+            grid = make(start=first, periods=len(grid) + extra, freq=axis.freq, name=axis.name)
+    except (ValueError, OverflowError):
+        return None
+    return grid
+
+
 def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
     """The labels of ``steps[j]`` (step numbers, 1 = the step after ``ends[j]``) for every
     series j, in one index: ``future_index(ends[j], axis, ...)[steps[j] - 1]``, concatenated.
@@ -636,8 +663,8 @@ def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
     A panel's series share a frequency, and mostly a grid: the labels are taken from one
     ``date_range`` (``period_range``) laid from the earliest end, instead of one per series
     (10,000 series: 0.9 s). Ends off that grid (a '7D' panel whose series end on other
-    weekdays), grids longer than :data:`MAX_FUTURE_GRID` and grids pandas cannot lay (a daily
-    zone-aware grid through a midnight the clocks skip) go end by end, once per distinct end.
+    weekdays), and panels :func:`_one_grid` lays no grid for, go end by end, once per
+    distinct end.
 
     Examples
     --------
@@ -654,25 +681,10 @@ def future_labels(ends: list, axis: TimeAxis, steps: list) -> pd.Index:
         return pd.Index(starts + axis.step * flat, name=axis.name)
     need = int(flat.max()) if len(flat) else 0
     ends_index = pd.Index(ends)
+    grid = _one_grid(ends_index.min(), ends_index.max(), axis, extra=need)
     positions = np.full(len(ends), -1, dtype=np.int64)
-    grid = None
-    first, last = ends_index.min(), ends_index.max()
-    make = pd.date_range if axis.kind == "datetime" else pd.period_range
-    if axis.kind == "period":
-        span = (last - first).n  # periods apart
-    elif isinstance(as_offset(axis.freq), pd.tseries.offsets.Tick):
-        span = (last - first) / pd.Timedelta(as_offset(axis.freq))
-    else:
-        span = 0  # calendar steps of a day or more: the ends' span in steps is modest
-    if span + need <= MAX_FUTURE_GRID:
-        try:
-            span = len(make(start=first, end=last, freq=axis.freq))
-            grid = make(start=first, periods=span + need, freq=axis.freq, name=axis.name)
-            positions = np.asarray(grid.get_indexer(ends_index), dtype=np.int64)
-        except (ValueError, OverflowError):
-            # a calendar grid through a midnight that a zone's clocks skip or repeat, which
-            # no series' own range crosses: end by end
-            grid = None
+    if grid is not None:
+        positions = np.asarray(grid.get_indexer(ends_index), dtype=np.int64)
     if (positions >= 0).all():
         return grid.take(np.repeat(positions, counts) + flat)
     # series by series where the grid does not hold the end: once per distinct end
@@ -900,18 +912,9 @@ def _panel_on_one_grid(times, offsets, freq, kind, tz) -> bool:
         return False
     if tz is not None and times.tz is not None:
         times = times.tz_convert(tz)
-    first, last = times.min(), times.max()
-    offset = as_offset(freq)
-    if isinstance(offset, pd.tseries.offsets.Tick):
-        if (last - first) / pd.Timedelta(offset) > MAX_FUTURE_GRID:
-            return False
-    elif (last - first) / pd.Timedelta(days=1) > MAX_FUTURE_GRID:
-        return False
-    try:
-        grid = pd.date_range(first, last, freq=freq)
-    except (ValueError, OverflowError):
-        # a calendar grid in a zone whose clocks skip or repeat a midnight the series do not
-        # touch (a daily panel in Sao Paulo across a change): series by series
+    first = times.min()
+    grid = _one_grid(first, times.max(), TimeAxis("datetime", freq))
+    if grid is None:
         return False
     if len(grid) == 0 or grid[0] != first:  # the first stamp is off the frequency's anchor
         return False

@@ -830,19 +830,7 @@ def window_runner(net: ForecastNet):
         for k in range(rnn.num_layers)
     ]
     zeros = {}
-    cpu = w.device.type == "cpu"
     projected = getattr(kernel, "forward_projected", None)
-
-    def project(x, w_ih, b_ih):
-        """``x @ w_ih.T + b_ih`` (W, S, G*H); on the CPU into a buffer of the kernels' pool
-        (:func:`forecast` reuses it from step to step: fresh pages of that size cost more than
-        the product, 25 of 29 ms at W=24 and 10,000 series of a GRU-32)."""
-        if not cpu:
-            return torch.nn.functional.linear(x, w_ih, b_ih)
-        T, B, n_in = x.shape
-        gx = workspace.empty((T, B, w_ih.shape[0]), x.dtype)
-        torch.addmm(b_ih, x.reshape(T * B, n_in), w_ih.t(), out=gx.view(T * B, -1))
-        return gx
 
     def run(inputs):
         B = inputs.shape[1]
@@ -855,7 +843,7 @@ def window_runner(net: ForecastNet):
             if projected is not None:
                 x, _, _, _ = projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0, save=False, **options)
                 continue
-            gx = project(x, w_ih, b_ih)  # (W, S, G*H)
+            gx = torch.nn.functional.linear(x, w_ih, b_ih)  # (W, S, G*H)
             x, _, _, _ = kernel.forward(gx, w_hh, b_hh, h0, c0, save=False, **options)
         return torch.nn.functional.linear(x[-1], net.head.weight, net.head.bias)
 
