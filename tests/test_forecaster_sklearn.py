@@ -304,6 +304,68 @@ def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
     assert np.isfinite(model.score(zeros[30:60]))
 
 
+def test_forecast_scorers_refuse_what_score_refuses():
+    """The scorers of make_forecast_scorer forecast predict(X) themselves: on an array target
+    they scored cross_validate's training folds (forecasts of the steps after the training end
+    against the training rows: finite nonsense where score gives NaN), and without y on a
+    covariate model they scored the forecasts against the covariates."""
+    import warnings
+
+    from sklearn.model_selection import cross_validate
+
+    from tsrnn.metrics import make_forecast_scorer
+
+    y = monthly().to_numpy()
+    cv = TimeSeriesSplit(n_splits=2, test_size=6)
+    for name in ("mae", "mase"):
+        scorer = make_forecast_scorer(name)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # sklearn's warning for each NaN training score
+            result = cross_validate(
+                RNNForecaster(**TINY), y, cv=cv, scoring=scorer, return_train_score=True
+            )
+        assert np.isnan(result["train_score"]).all(), name
+        assert np.isfinite(result["test_score"]).all(), name
+        model = RNNForecaster(**TINY).fit(y[:60])
+        with pytest.raises(ValueError, match="are the data the model was fitted on"):
+            scorer(model, y[:60])
+        assert scorer(model, y[60:66]) < 0
+    index = pd.date_range("2000-01", periods=72, freq="MS")
+    X = pd.DataFrame({"trend": np.arange(72.0)}, index=index)
+    target = pd.Series(y, index=index)
+    model = RNNForecaster(**TINY).fit(X.iloc[:60], target.iloc[:60])
+    for name in ("mae", "smape", "mase"):
+        scorer = make_forecast_scorer(name)
+        with pytest.raises(ValueError, match=r"needs the future covariates X and the true"):
+            scorer(model, X.iloc[60:])
+        assert scorer(model, X.iloc[60:], target.iloc[60:]) < 0
+    search = GridSearchCV(
+        RNNForecaster(**TINY), {"hidden_size": [4]}, cv=cv, scoring=make_forecast_scorer("mae")
+    ).fit(X.iloc[:60], target.iloc[:60])
+    with pytest.raises(ValueError, match="needs the future covariates X and the true"):
+        search.score(X.iloc[60:])  # y forgotten
+
+
+def test_pipeline_scores_with_metadata_routing_enabled():
+    """Pipeline.score hands its last step sample_weight=None when metadata routing is on:
+    score had no such parameter, so the pipeline could not score (cross_val_score: NaN)."""
+    import sklearn
+    from sklearn.preprocessing import StandardScaler
+
+    y = monthly()
+    X = pd.DataFrame({"trend": np.arange(72.0)}, index=y.index)
+    cv = TimeSeriesSplit(n_splits=2, test_size=6)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe = Pipeline([("scale", StandardScaler()), ("model", RNNForecaster(**TINY))])
+        pipe.fit(X.iloc[:60], y.iloc[:60])
+        assert np.isfinite(pipe.score(X.iloc[60:], y.iloc[60:]))
+        scores = cross_val_score(pipe, X, y, cv=cv, error_score="raise")
+    assert np.isfinite(scores).all()
+    model = pipe.named_steps["model"]
+    with pytest.raises(TypeError, match="score takes no sample_weight"):
+        model.score(X.iloc[60:], y.iloc[60:], sample_weight=np.ones(12))
+
+
 def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():
     """A Pipeline's scaler hands the forecaster arrays: scored against a pandas y, the rows are
     y's steps. They were taken as continuing the training data, and a fold after a gap was

@@ -69,6 +69,18 @@ __all__ = ["RNNForecaster"]
 # a seasonal model needs windows at least this long (else the last value is the base)
 _MIN_SEASONAL_WINDOW = 4
 _SCALERS = {"standard": StandardScaler, "robust": RobustScaler, "minmax": MinMaxScaler}
+# score's refusals, shared with the forecast scorers (RNNForecaster._refuse_unscorable)
+_SCORE_NEEDS_Y = (
+    "This model was fitted with covariates: score(X, y) needs the future covariates X and the "
+    "true values y."
+)
+_IN_SAMPLE_SCORE = (
+    "The true values given to score are the data the model was fitted on, row for row: "
+    "forecasts of the steps after them would be scored against them. In-sample scores are not "
+    "offered (a forecaster is scored on the rows after its training data); with "
+    "validation_curve, learning_curve or a halving search the training scores are NaN for "
+    "this reason."
+)
 
 
 def _version() -> str:
@@ -1294,6 +1306,21 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "h": None,
         }
 
+    def _refuse_unscorable(self, X, y=None):
+        """The refusals of :meth:`score` that the forecast scorers of :mod:`tsrnn.metrics`
+        share (they score ``predict(X)`` themselves): a model fitted with covariates scored
+        without the true values, and the training rows given as the truth."""
+        if self._layout_["covariates"] and y is None:
+            raise ValueError(_SCORE_NEEDS_Y)
+        truth = X if y is None else y
+        try:
+            t_arr = np.asarray(truth, dtype=np.float64)
+        except (TypeError, ValueError):
+            return  # not numbers: predict and the metric say so
+        rows = t_arr.reshape(len(t_arr), -1) if t_arr.ndim and len(t_arr) else None
+        if rows is not None and self._is_training_tail(truth, rows):
+            raise ValueError(_IN_SAMPLE_SCORE)
+
     def _is_training_tail(self, truth, t_arr) -> bool:
         """Whether ``truth``, without time stamps (an array, or numbered from 0), is the very
         data the model was fitted on (the same rows, bit for bit: their digest is kept at fit).
@@ -1587,7 +1614,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     # score
     # ----------------------------------------------------------------------------------------
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, sample_weight=None):
         """Negative MASE of the forecasts of ``X``'s rows (greater is better).
 
         MASE (m=1): mean absolute error divided by the mean absolute one-step change of the
@@ -1601,6 +1628,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             forecast). With covariates: the future covariates.
         y : pd.Series, pd.DataFrame, array-like or None, default=None
             With covariates: the true future values.
+        sample_weight : None
+            Must be None: MASE weighs every forecast step alike. The parameter is there
+            because scikit-learn's ``Pipeline.score`` passes ``sample_weight=None`` to its
+            last step's ``score`` when metadata routing is enabled
+            (``sklearn.set_config(enable_metadata_routing=True)``).
 
         Returns
         -------
@@ -1616,15 +1648,17 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         True
         """
         check_is_fitted(self)
+        if sample_weight is not None:
+            raise TypeError(
+                "score takes no sample_weight: MASE weighs every forecast step alike. Drop "
+                "sample_weight (or score with a metric of tsrnn.metrics on a subset of rows)."
+            )
         refuse_pandas_collections(X, "X")
         if y is not None:
             refuse_pandas_collections(y, "y")
         if self._layout_["covariates"]:
             if y is None:
-                raise ValueError(
-                    "This model was fitted with covariates: score(X, y) needs the future "
-                    "covariates X and the true values y."
-                )
+                raise ValueError(_SCORE_NEEDS_Y)
             check_same_index(X, y)  # the forecasts come in X's row order, the truths in y's
             truth = y
             X = _rows_at_truths_steps(X, y)
@@ -1666,13 +1700,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "covariates per true value (row for row)."
             )
         if self._is_training_tail(truth, t_arr):
-            raise ValueError(
-                "The true values given to score are the data the model was fitted on, row for "
-                "row: forecasts of the steps after them would be scored against them. "
-                "In-sample scores are not offered (a forecaster is scored on the rows after "
-                "its training data); with validation_curve, learning_curve or a halving "
-                "search the training scores are NaN for this reason."
-            )
+            raise ValueError(_IN_SAMPLE_SCORE)
         pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:

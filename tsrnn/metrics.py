@@ -568,9 +568,15 @@ class _ForecastScorer:
                 f"forecast scorers take no extra arguments; got {sorted(kwargs)}. Time steps "
                 "cannot be weighted in these metrics."
             )
+        if y is None:
+            # Target only (fit(y)): the CV splitter hands the test part of the series as X and
+            # no y; predict(X) forecasts those steps, so X itself is the truth. The forecaster
+            # refuses what its own score refuses: no y after a fit with covariates, and the
+            # training rows as the truth (cross_validate's train scores: NaN, as score's).
+            model = _forecaster_of(estimator)
+            if hasattr(model, "_refuse_unscorable"):  # an RNNForecaster
+                model._refuse_unscorable(X)
         y_pred = estimator.predict(X)
-        # Target only (fit(y)): the CV splitter hands the test part of the series as X and no
-        # y; predict(X) forecasts those steps, so X itself is the truth.
         y_true = X if y is None else y
         metric_kwargs = dict(self._kwargs)
         if self._metric is mase and "scale" not in metric_kwargs and "y_train" not in metric_kwargs:
@@ -601,10 +607,10 @@ class _ForecastScorer:
 _SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
 
 
-def _fitted_mase_scale(estimator):
+def _forecaster_of(estimator):
+    """The fitted forecaster inside ``estimator``: a Pipeline's last step, a fitted search's
+    best estimator (nested cross-validation scores the search), or ``estimator`` itself."""
     model = estimator
-    # A Pipeline's fitted forecaster is its last step; a fitted search's, its best estimator
-    # (nested cross-validation scores the search).
     while not _has_scale(model):
         if hasattr(model, "_final_estimator"):
             model = model._final_estimator
@@ -612,6 +618,11 @@ def _fitted_mase_scale(estimator):
             model = model.best_estimator_
         else:
             break
+    return model
+
+
+def _fitted_mase_scale(estimator):
+    model = _forecaster_of(estimator)
     scale = next((getattr(model, name) for name in _SCALE_ATTRIBUTES if hasattr(model, name)), None)
     if scale is None:
         raise ValueError(
