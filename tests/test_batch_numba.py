@@ -9,7 +9,7 @@ from tsrnn._batch_numba import train_batch
 from tsrnn._data import WindowPlan
 
 
-def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, rng=0):
+def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, revert=False, rng=0):
     rng = np.random.default_rng(rng)
     offsets = np.array([0, 70, 130, 200])
     y = rng.normal(size=(200, C)).cumsum(axis=0)
@@ -19,7 +19,13 @@ def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, rng=0):
         seasonal = np.ones((3, C), dtype=bool)
     elif seasonal == "mixed":
         seasonal = np.array([[True, False], [False, False], [True, True]])[:, :C]
-    return training.Problem(y, x, plan, H, seasonal, period)
+    rev = None
+    if revert:  # reverting bases (phi, mu) for some series and columns, the last value elsewhere
+        rev = np.zeros((3, C, 2))
+        rev[..., 0] = 1.0
+        rev[0, 0] = (0.6, 1.5)
+        rev[2, -1] = (-0.3, -2.0)
+    return training.Problem(y, x, plan, H, seasonal, period, rev)
 
 
 def _layout_id(layout):
@@ -39,6 +45,10 @@ LAYOUTS = [
     dict(lead=12, period=4, seasonal="all"),
     dict(lead=12, period=4, seasonal="mixed", H=3, K=2),
     dict(lead=8, period=4, seasonal="all", H=4, C=1, K=1),
+    # bases that revert to the mean (models without a seasonal base)
+    dict(revert=True),
+    dict(revert=True, H=3, K=2),
+    dict(revert=True, C=1, H=4),
 ]
 
 

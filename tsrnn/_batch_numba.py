@@ -13,7 +13,9 @@ Layout, as in :func:`tsrnn._training.make_inputs` (block row ``i`` of a window s
 ``K`` covariates): the input at position ``t`` is ``y[s+L+t] - level`` (C), then, for seasonal
 models, the base ``y[s+1+t+k] - level`` for ``k < H`` (H*C; the naive ``y[s+L+t]`` for the
 columns that are not seasonal), then the covariates ``x[s+L+1+t+k]`` (H*K); the target is
-``y[s+L+1+t+k] - base``. ``level`` is the mean of the window's ``W`` target rows.
+``y[s+L+1+t+k] - base``, the base of a model without a seasonal one being ``y[s+L+t]`` or, for
+the series and columns that revert to their mean, ``mu + phi**(k+1) * (y[s+L+t] - mu)``.
+``level`` is the mean of the window's ``W`` target rows.
 """
 
 from __future__ import annotations
@@ -26,12 +28,17 @@ from tsrnn.kernels.common.numba_config import njit_parallel
 
 
 @njit_parallel
-def _train_batch(y, x, starts, L, W, H, M, seasonal, seas, noise, noise_sd, inputs, targets):
+def _train_batch(
+    y, x, starts, L, W, H, M, seasonal, seas, rev_pow, rev_mu, noise, noise_sd, inputs, targets
+):
     """Fill ``inputs`` (W, B, I) and ``targets`` (W, B, H*C); see the module docstring.
 
     ``seasonal``: whether the inputs carry the base; ``seas`` (B, C) bool: the rows and
     columns whose base is the seasonal one (period ``M``, over ``L // M`` years: see
-    :func:`tsrnn._training.seasonal_base`). ``noise`` (W, B, nf) standard normal
+    :func:`tsrnn._training.seasonal_base`). ``rev_pow`` (B, H, C) and ``rev_mu`` (B, C), or
+    empty: ``phi**(k+1)`` and ``mu`` of each row's and column's reverting base
+    ``mu + phi**(k+1) * (y[t] - mu)`` (models without a seasonal base,
+    :func:`tsrnn._data.revert_base`; empty: the last value). ``noise`` (W, B, nf) standard normal
     draws scaled by ``noise_sd`` (nf,) and added to the first nf inputs (nf = 0: none).
 
     Positions run on Numba's threads; within one, each input column is a tight loop over the
@@ -43,6 +50,7 @@ def _train_batch(y, x, starts, L, W, H, M, seasonal, seas, noise, noise_sd, inpu
     C = y.shape[1]
     K = x.shape[1]
     nf = noise_sd.shape[0]
+    revert = rev_mu.shape[0] > 0
     level = np.empty((B, C))
     for b in range(B):
         for c in range(C):
@@ -70,7 +78,10 @@ def _train_batch(y, x, starts, L, W, H, M, seasonal, seas, noise, noise_sd, inpu
             for c in range(C):
                 for b in range(B):
                     p = starts[b] + L + t  # the window's position t
-                    if not seas[b, c]:
+                    if revert:
+                        mu = rev_mu[b, c]
+                        base = mu + rev_pow[b, k, c] * (y[p, c] - mu)
+                    elif not seas[b, c]:
                         base = y[p, c]
                     elif years == 1:
                         base = y[p + 1 + k - M, c]
@@ -113,6 +124,12 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         seas = np.ascontiguousarray(problem.seasonal[series])
     else:
         seas = np.zeros((B, C), dtype=bool)
+    rev_pow, rev_mu = np.zeros((0, H, C)), np.zeros((0, C))
+    if not seasonal and problem.revert is not None:
+        series = np.searchsorted(plan.offsets, starts, side="right") - 1
+        rows = problem.revert[series]  # float64, as the rest of the batch is computed
+        rev_pow = np.stack([rows[..., 0] ** (k + 1) for k in range(H)], axis=1)
+        rev_mu = np.ascontiguousarray(rows[..., 1])
     inputs = torch.empty((W, B, problem.input_size), dtype=dtype)
     targets = torch.empty((W, B, H * C), dtype=dtype)
     if noise_sd is None:
@@ -134,6 +151,8 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         problem.period or max(L, 1),
         seasonal,
         seas,
+        rev_pow,
+        rev_mu,
         noise,
         sd,
         inputs.numpy(),

@@ -1345,6 +1345,76 @@ def backtest_scores(data: SeriesData, period: int, mask, n_rows, candidates):
     return scores, counted
 
 
+# the reverting base is taken where its backtest errors are below this share of the last
+# value's (a random walk's, with phi near 1, come out at 0.95-1.05: a coin toss, left alone)
+REVERT_GATE = 0.95
+
+
+def revert_base(y, offsets, n_rows, horizon: int):
+    """The base of a model without a seasonal base, per series and column: (phi, mu) of the
+    forecast ``mu + phi**k * (y[t] - mu)`` of ``y[t+k]`` (AR(1) reverting to the mean), where
+    the series and column revert to their mean, else (1, 0): the last value, bit for bit.
+
+    ``y`` (N, C): the scaled rows of every series stacked, series ``i`` in rows
+    ``offsets[i]:offsets[i + 1]``, of which the first ``n_rows[i]`` (the training rows) are
+    read. ``mu`` is their mean and ``phi`` their lag-one autocorrelation around it. The
+    reverting base is taken where it forecasts those rows better than the last value does: from
+    every position ``t`` of the second half of the rows, ``y[t+1 .. t+horizon]`` is forecast
+    both ways, and the reverting base's absolute errors must sum to less than
+    :data:`REVERT_GATE` times the last value's. A trending series or a random walk keeps the
+    last value; changes, growth rates and other series that wander around a level revert.
+    Series with fewer than ``horizon`` such positions keep the last value.
+
+    Returns an (S, C, 2) array, or None where every series and column keeps the last value.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> noise = rng.normal(size=(300, 2))
+    >>> ar = np.zeros(300)
+    >>> for t in range(1, 300):
+    ...     ar[t] = 0.5 * ar[t - 1] + noise[t, 0]
+    >>> walk = np.cumsum(noise[:, 1])
+    >>> base = revert_base(np.column_stack([ar, walk]), [0, 300], [300], 12)
+    >>> base[0, 0].round(2).tolist(), base[0, 1].tolist()
+    ([0.53, -0.16], [1.0, 0.0])
+    """
+    offsets = np.asarray(offsets)
+    n_rows = np.asarray(n_rows, dtype=np.int64)
+    S, C = len(offsets) - 1, y.shape[1]
+    out = np.empty((S, C, 2))
+    out[..., 0], out[..., 1] = 1.0, 0.0
+    taken = False
+    # the series of one length side by side: (G, n, C)
+    for n in np.unique(n_rows):
+        first = n // 2
+        if n - horizon - first < horizon or n < 3:
+            continue
+        group = np.flatnonzero(n_rows == n)
+        rows = np.stack([y[offsets[i] : offsets[i] + n] for i in group])
+        mu = rows.mean(axis=1)
+        d = rows - mu[:, None]
+        den = np.einsum("gnc,gnc->gc", d, d)
+        lag = np.einsum("gnc,gnc->gc", d[:, 1:], d[:, :-1])
+        phi = np.divide(lag, den, out=np.zeros_like(den), where=den > 0)
+        last = d[:, first : n - horizon]  # deviations at the origins t
+        naive_err = np.zeros_like(den)
+        revert_err = np.zeros_like(den)
+        power = np.ones_like(phi)
+        for k in range(1, horizon + 1):
+            power = power * phi
+            ahead = d[:, first + k : n - horizon + k]
+            naive_err += np.abs(ahead - last).sum(axis=1)
+            revert_err += np.abs(ahead - power[:, None] * last).sum(axis=1)
+        keep = (den > 0) & (revert_err < REVERT_GATE * naive_err)
+        if keep.any():
+            taken = True
+            g, c = np.nonzero(keep)
+            out[group[g], c, 0] = phi[g, c]
+            out[group[g], c, 1] = mu[g, c]
+    return out if taken else None
+
+
 def _season_in(d: np.ndarray, period: int) -> np.ndarray:
     """The test of :func:`seasonal_mask` on differences ``d`` (n, C): (C,) bool."""
     d = d - d.mean(axis=0)

@@ -17,7 +17,9 @@ the series and columns that are seasonal (:func:`tsrnn._data.seasonal_mask`), th
 base of each target (:func:`seasonal_base`: the seasonal naive forecast ``y[t+k-m]``, m the
 seasonal period, averaged over the last ``s`` seasons; ``s`` from
 :func:`tsrnn._data.seasonal_years`): the network learns corrections to the naive forecast
-that suits the series. Seasonal series also get their base (centred) as an input at every
+that suits the series. Series without a season that revert to their mean
+(:func:`tsrnn._data.revert_base`) correct ``mu + phi**k * (y[t] - mu)`` instead of the last
+value. Seasonal series also get their base (centred) as an input at every
 position, so the network reads the value it corrects; each window then carries
 ``lead = s * m`` rows of history before its first input (:class:`WindowPlan`).
 """
@@ -210,6 +212,10 @@ class Problem:
     # the season's length m: ``plan.lead`` is a whole number of seasons (see seasonal_base);
     # None: the lead is one season
     period: int | None = None
+    # (S, C, 2): per series and column, phi and mu of the base ``mu + phi**k * (y[t] - mu)``
+    # of models without a seasonal base (:func:`revert_base`; phi 1 and mu 0: the last
+    # value, bit for bit); None: every base is the last value
+    revert: np.ndarray | None = None
 
     @property
     def n_targets(self) -> int:
@@ -238,7 +244,7 @@ def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
     return win.transpose(2, 3).reshape(B, L - horizon, horizon * F)
 
 
-def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None):
+def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, revert=None):
     """Network inputs and output bases of windows of targets.
 
     ``block`` (B, lead + W + H', C): ``lead`` rows of history, the window's ``W`` target rows,
@@ -247,7 +253,9 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None):
     covariates of the steps ahead. ``seasonal``: ``None`` (no seasonal model), ``True`` (every
     row and column seasonal) or a (B, C) bool tensor of the rows and columns whose outputs are
     offsets from the seasonal base (:func:`seasonal_base`, period ``period``, over
-    ``lead // period`` seasons; ``period=None``: one season of ``lead`` rows).
+    ``lead // period`` seasons; ``period=None``: one season of ``lead`` rows). ``revert``
+    (B, C, 2) tensor or None, models without a seasonal base only: each row's and column's
+    phi and mu, the base of y[t+k] then ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`).
 
     Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
     H*C) that the network's outputs are offsets from.
@@ -260,6 +268,12 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None):
     parts = [y_win - level[..., : y_win.shape[-1]]]
     # the naive forecast of y[t+1 .. t+H] at each position t: y[t]
     base = naive = y_win if horizon == 1 else y_win.repeat(1, 1, horizon)
+    if revert is not None and seasonal is None:
+        phi, mu = revert[..., 0], revert[..., 1]  # (B, C) each
+        # phi**k for k = 1 .. H, laid out as the outputs: (B, 1, H*C)
+        powers = torch.cat([phi**k for k in range(1, horizon + 1)], dim=-1).unsqueeze(1)
+        mus = mu.repeat(1, horizon).unsqueeze(1)
+        base = mus + powers * (naive - mus)
     if seasonal is not None:
         base = seasonal_base(block, W, horizon, lead, period or lead)
         if seasonal is not True:
@@ -308,6 +322,12 @@ def _seasonal_rows(mask, plan, starts, device):
     return torch.from_numpy(mask[series]).to(device)
 
 
+def _revert_rows(revert, plan, starts, device, dtype):
+    """``make_inputs``' ``revert`` for windows at ``starts``: each window's series' row."""
+    series = np.searchsorted(plan.offsets, starts, side="right") - 1
+    return torch.as_tensor(revert[series], device=device, dtype=dtype)
+
+
 def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None, generator=None):
     """Inputs (W, B, I) and teacher-forced targets (W, B, H*C) of the windows at ``starts``.
 
@@ -336,10 +356,12 @@ def make_batch_torch(
     if problem.x is not None:
         x_rows = torch.from_numpy(gather(problem.x, starts + L, plan.length - L))
         x_next = _steps_ahead(x_rows.to(device, dtype), H)
-    seasonal = None
+    seasonal = revert = None
     if problem.seasonal is not None:
         seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
-    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period)
+    elif problem.revert is not None:
+        revert = _revert_rows(problem.revert, plan, starts, device, dtype)
+    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period, revert)
     targets = _steps_ahead(y_rows[:, L:], H) - base
     if noise is not None:
         n = len(noise)
@@ -758,7 +780,8 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
     :meth:`predict` does (``constant``: the series and columns forecast by their base alone,
     as :func:`forecast` takes it), with the outputs scaled by each weight of :data:`WEIGHTS`; the
     weight with the smallest mean absolute error (scaled units, every series, column and
-    step) is kept. Weight 0 is the base alone (the seasonal base, or the last value), so a
+    step) is kept. Weight 0 is the base alone (the seasonal base, the last value or its
+    reversion to the mean, :func:`revert_base`), so a
     network that does not forecast its validation rows better than its base is shrunk
     towards it. With fewer than :data:`MIN_WEIGHT_VALUES` validation values (one season of a
     monthly series, say) the choice would follow noise: the weight is then 1, as it is
@@ -798,6 +821,7 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
             weight,
             constant=constant,
             period=problem.period,
+            revert=problem.revert,
         )
         err = np.nanmean(np.abs(pred - truth))
         errors.append(err if np.isfinite(err) else np.inf)
@@ -865,6 +889,7 @@ def forecast(
     weight=1.0,
     constant=None,
     period=None,
+    revert=None,
 ) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
@@ -895,6 +920,9 @@ def forecast(
     period : int or None
         The season's length m of a seasonal model (``lead`` is a whole number of seasons);
         None: ``lead`` is one season.
+    revert : ndarray (S, C, 2) or None
+        A model without a seasonal base: each series' and column's phi and mu, its base
+        ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`); None: the last value.
 
     Returns
     -------
@@ -919,6 +947,8 @@ def forecast(
     Y[:, :LW] = torch.as_tensor(y_tail, device=device, dtype=dtype)
     if seasonal is not None:
         seasonal = True if seasonal.all() else torch.as_tensor(seasonal, device=device)
+    elif revert is not None:
+        revert = torch.as_tensor(revert, device=device, dtype=dtype)
     X = None
     if x_tail is not None:
         fut = np.asarray(x_future)
@@ -942,7 +972,9 @@ def forecast(
             k = c * H
             x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
             # rows k + LW .. k + LW + H - 1 of the block are the ones being forecast: unread
-            inputs, base = make_inputs(Y[:, k : k + LW + H], x_next, H, L, seasonal, period)
+            inputs, base = make_inputs(
+                Y[:, k : k + LW + H], x_next, H, L, seasonal, period, revert
+            )
             step = run(inputs) if weight == 1.0 else weight * run(inputs)
             if keep is not None:
                 step = step * keep

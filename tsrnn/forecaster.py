@@ -55,6 +55,7 @@ from tsrnn._data import (
     paired_by_position,
     panel_blocks,
     refuse_pandas_collections,
+    revert_base,
     row_numbers,
     seasonal_mask,
     seasonal_period,
@@ -432,7 +433,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     an input: the seasonal naive forecast ``y[t-m]``, or its average over up to 8 past
     seasons, each taken relative to its season's mean and put on the last season's mean
     (as many seasons as forecast the training rows best: one where the season changes from
-    year to year, more where noise hides a steady one). During training its target-derived
+    year to year, more where noise hides a steady one). A series without a season that
+    wanders around a level (changes, growth rates: where this base forecasts its training
+    rows better than its last value, in a backtest) gets the base that reverts to that level,
+    ``mu + phi**k * (y[t] - mu)`` k steps ahead, mu and phi its training rows' mean and
+    lag-one autocorrelation. During training its target-derived
     inputs get noise (2 times the sd of the series' one-step changes), so that recursive
     forecasts, which feed it its own outputs, stay stable. After training, the weight of its
     outputs on the base (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of
@@ -808,7 +813,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
         plan = WindowPlan(data.offsets, window, H, n_valid, lead, _series_order(data.ids))
-        problem = _training.Problem(y_scaled, x_scaled, plan, H, seasonal, period)
+        # without a seasonal base: series that revert to their mean correct the base that
+        # reverts (phi, mu from the training rows), the others the last value
+        revert = (
+            revert_base(y_scaled, data.offsets, lengths - n_valid, window)
+            if seasonal is None
+            else None
+        )
+        problem = _training.Problem(y_scaled, x_scaled, plan, H, seasonal, period, revert)
         attrs = {
             "window_": window,
             "seasonal_period_": period,
@@ -823,6 +835,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_y_tail_": y_tail,
             "_lead_": lead,
             "_seasonal_": seasonal,
+            "_revert_": revert,
             "_x_tail_": x_tail,
             "_y_loc_": loc,
             # series and columns constant in training: forecast by their base (last value) alone
@@ -1532,6 +1545,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             weight=self._weight_,
             constant=self._constant_columns(series),
             period=self.seasonal_period_,
+            # models pickled before the reverting base was kept have none
+            revert=None if getattr(self, "_revert_", None) is None else self._revert_[series],
         )
         out = []
         for j, k in enumerate(series):
