@@ -794,6 +794,40 @@ def test_keyboard_interrupt_mid_epoch_keeps_the_last_complete_epoch(monkeypatch)
         torch.testing.assert_close(v, state_arrays(two)[k], rtol=0, atol=0)
 
 
+def test_keyboard_interrupt_while_the_best_weights_are_copied(monkeypatch):
+    """A Ctrl-C while an improved epoch's weights were copied kept the previous best weights
+    but reported the new epoch as the best (best_epoch_ and the warning): the epoch number
+    was set before the copy was made."""
+    from tsrnn.datasets import load_air_passengers
+
+    real_copy, real_epoch = training._copy_state, training.run_epoch
+    copies, epochs = [], []
+
+    def epoch(*args, **kwargs):
+        out = real_epoch(*args, **kwargs)
+        epochs.append(1)
+        return out
+
+    def copy(net):
+        if len(copies) == 4:  # the initial weights, three warm-up epochs, then an improvement
+            raise KeyboardInterrupt
+        state = real_copy(net)
+        copies.append((len(epochs), state))
+        return state
+
+    monkeypatch.setattr(training, "run_epoch", epoch)
+    monkeypatch.setattr(training, "_copy_state", copy)
+    model = RNNForecaster(hidden_size=4, max_epochs=8, batch_size=1, random_state=0, patience=50)
+    with pytest.warns(InterruptedFitWarning):
+        model.fit(load_air_passengers())
+    assert len(epochs) > copies[-1][0]  # the interrupt came after the last copy's epoch
+    kept = state_arrays(model)
+    same = [
+        n for n, state in copies if all(torch.equal(kept[k], v) for k, v in state.items())
+    ]
+    assert same and model.best_epoch_ == same[-1]
+
+
 def test_keyboard_interrupt_before_any_epoch_fails_the_fit(monkeypatch):
     model = RNNForecaster(**TINY).fit(seasonal(48))
     before, weights = model.predict(4), state_arrays(model)

@@ -692,3 +692,32 @@ def test_messages_name_what_was_passed(fitted, no_training):
         RNNForecaster(**TINY).fit(np.zeros((N, 2, 1)), Y)
     with pytest.raises(ValueError, match=r"reads no missing values \(to train, to continue from"):
         fitted.update(with_nan(Y.iloc[40:44], at=1))
+
+
+def test_missing_time_stamps_are_named_not_called_unsorted():
+    """A NaT in the time index (pd.to_datetime(..., errors="coerce") leaves one for a bad
+    label) was reported as an unsorted index, and the advised sort_index() only moved it to
+    the end; two were called duplicates."""
+    from tsrnn.datasets import load_air_passengers
+
+    y = load_air_passengers().astype(float)
+    gap = pd.Series(y.to_numpy(), index=y.index.where(np.arange(len(y)) != 5, pd.NaT))
+    model = RNNForecaster(hidden_size=4, max_epochs=1, random_state=0)
+    for bad in (gap, gap.sort_index()):
+        with pytest.raises(ValueError, match=r"1 missing time stamp\(s\) \(NaT\)") as info:
+            model.fit(bad)
+        assert "unsorted" not in str(info.value)
+    two = pd.Series(y.to_numpy(), index=y.index.where(~np.isin(np.arange(len(y)), [5, 9])))
+    with pytest.raises(ValueError, match=r"2 missing time stamp\(s\) \(NaT\), at row\(s\) \[5, 9"):
+        model.fit(two)
+    X = pd.DataFrame(index=pd.DatetimeIndex(["1961-01-01", pd.NaT, "1961-03-01"]))
+    fitted = RNNForecaster(hidden_size=4, max_epochs=1, random_state=0).fit(y)
+    with pytest.raises(ValueError, match=r"X has 1 missing time stamp\(s\).*X = X\[X.index"):
+        fitted.predict(X)
+    time = list(pd.date_range("2000-01-01", periods=20, freq="D"))
+    stamps = time + time[:5] + [pd.NaT] + time[6:]
+    panel = pd.Series(
+        np.arange(40.0), index=pd.MultiIndex.from_arrays([np.repeat(["a", "b"], 20), stamps])
+    )
+    with pytest.raises(ValueError, match=r"series 'b'\) has 1 missing.*get_level_values\(1\)"):
+        RNNForecaster(hidden_size=4, max_epochs=1).fit(panel)

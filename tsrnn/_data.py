@@ -327,6 +327,16 @@ def _argument(what: str) -> str:
 
 def _check_sorted_unique(index: pd.Index, what: str, panel: bool = False) -> None:
     name = _argument(what)
+    if index.hasnans:
+        # before the order and duplicates: NaT reads as unsorted (sort_index moves it to the
+        # end), two of them as duplicates
+        rows = np.flatnonzero(index.isna())
+        keep = f"{name}.index.get_level_values(1).notna()" if panel else f"{name}.index.notna()"
+        raise ValueError(
+            f"{what} has {len(rows)} missing time stamp(s) (NaT), at row(s) "
+            f"{rows[:3].tolist()}{' ...' if len(rows) > 3 else ''}: every row needs one. Fix "
+            f"those stamps, or drop their rows: {name} = {name}[{keep}]."
+        )
     if not index.is_unique:
         dup = index[index.duplicated()][:3].tolist()
         level = "[0, 1]" if panel else "0"

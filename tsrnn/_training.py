@@ -709,8 +709,10 @@ def _fit_loop(net, params, problem, settings, rng, progress) -> FitResult:
                 # wobbles at 1e-11 and counted as improving for ever
                 floor = _ABS_TOL * history[0]["valid_loss"]
                 if valid_loss < best_loss * (1 - _TOL) - floor or math.isinf(best_loss):
-                    best_loss, best_epoch, waited = valid_loss, epoch, 0
-                    best_state = _copy_state(net)
+                    # the copy first: an interrupt during it keeps the previous best epoch's
+                    # number with its weights
+                    state = _copy_state(net)
+                    best_loss, best_epoch, waited, best_state = valid_loss, epoch, 0, state
                 else:
                     waited += 1
             else:
