@@ -1094,3 +1094,228 @@ def test_window_below_two_is_refused_with_the_range(series_csv, capsys):
     for bad in ("0", "1"):
         err = _fails(["forecast", series_csv, "-H", 2, "--window", bad], capsys)
         assert "expected 'auto' or a whole number >= 2" in err
+
+
+# ---------------------------------------------------------------------------- review 28
+
+
+def _steps_csv(path, n=40):
+    t = np.arange(n)
+    pd.DataFrame({"t": t, "sales": t % 5 + t / 10}).to_csv(path, index=False)
+    return path
+
+
+def _days_csv(path, n=40, tz=None):
+    index = pd.date_range("2020-01-01", periods=n, freq="D", tz=tz)
+    stamps = [s.isoformat() for s in index] if tz else index.strftime("%Y-%m-%d")
+    pd.DataFrame({"date": stamps, "sales": np.arange(n) % 5 + 1.0}).to_csv(path, index=False)
+    return path
+
+
+def _panel_csv(path, n=30):
+    """Two monthly series in long layout (id, time, value), as tsrnn writes a panel; 'b'
+    starts later."""
+    rows = []
+    for key, start in (("a", "2010-01-01"), ("b", "2010-04-01")):
+        index = pd.date_range(start, periods=n, freq="MS")
+        rows.append(
+            pd.DataFrame(
+                {"shop": key, "month": index.strftime("%Y-%m-%d"), "sales": np.arange(n) % 4}
+            )
+        )
+    pd.concat(rows).to_csv(path, index=False)
+    return path
+
+
+def test_a_loaded_model_refuses_data_on_another_time_axis(tmp_path, capsys):
+    """The data beside --load-model (drawn as history, compared with the forecast's start)
+    was compared with stamps of another kind: Python's TypeError, exit 1, after the forecast
+    CSV was written."""
+    steps, days = _steps_csv(tmp_path / "steps.csv"), _days_csv(tmp_path / "days.csv")
+    zoned = _days_csv(tmp_path / "zoned.csv", tz="UTC")
+    panel = _panel_csv(tmp_path / "panel.csv")
+    models = {}
+    for name, data in (("steps", [steps]), ("days", [days]),
+                       ("panel", [panel, "--id-col", "shop", "--time-col", "month"])):
+        models[name] = tmp_path / f"{name}.joblib"
+        argv = ["forecast", *data, "-H", "2", *FAST, "--save-model", models[name]]
+        assert _run(argv, capsys)[0] == 0
+    out = tmp_path / "fc.csv"
+    cases = [
+        ("steps", [days], "fitted on one series stamped with whole numbers counting steps; "
+                          "'days.csv' holds one series stamped with dates"),
+        ("steps", [days, "--plot", tmp_path / "p.png"], "'days.csv' holds one series"),
+        ("days", [steps], "'steps.csv' holds one series stamped with whole numbers"),
+        ("days", [zoned], "without time zone; 'zoned.csv' holds one series stamped with dates "
+                          "in time zone UTC"),
+        ("panel", [days], "fitted on a panel of series, one per 'shop'"),
+        ("days", [panel, "--id-col", "shop", "--time-col", "month"], "holds a panel of series"),
+    ]
+    for model, data, message in cases:
+        err = _fails(["forecast", *data, "--load-model", models[model], "-H", "2", "-o", out],
+                     capsys)
+        assert message in err and "leave the data out" in err
+        assert not out.exists()
+    # data like the model's is still drawn as history
+    code, _, _ = _run(["forecast", days, "--load-model", models["days"], "-H", "2",
+                       "--plot", tmp_path / "ok.png"], capsys)
+    assert code == 0 and (tmp_path / "ok.png").read_bytes().startswith(PNG_MAGIC)
+
+
+def test_comparing_stamps_of_other_kinds_cannot_fail():
+    """The second guard: the note on data running past the model's end, and the plot's join,
+    compare stamps only where they can be compared."""
+    from tsrnn.cli import _later, _warn_if_data_runs_past
+
+    day = pd.Timestamp("2020-01-05")
+    assert _later(day, 3) is None
+    assert _later(day, day.tz_localize("UTC")) is None
+    assert _later(pd.Period("2020-02", freq="M"), day) is True
+    history = pd.DataFrame({"y": [1.0, 2.0]}, index=pd.RangeIndex(2))
+    _warn_if_data_runs_past(history, pd.Series([1.0], index=pd.DatetimeIndex([day])))
+
+
+def test_daily_stamps_whose_offsets_change_at_dst_are_read_in_local_time(
+    tmp_path, capsys, monkeypatch
+):
+    """A zone-aware daily series written by pandas (+01:00, then +02:00 from 28 March) was
+    read in UTC, where its days are 23 or 25 hours apart, and refused as irregular with
+    advice to fill missing stamps (none is missing); RNNForecaster takes the same series."""
+    index = pd.date_range("2021-03-01", periods=60, freq="D", tz="Europe/Berlin")
+    path = tmp_path / "load.csv"
+    load = np.sin(np.arange(60) / 3) + 5
+    pd.Series(load, index=index, name="load").rename_axis("day").to_csv(path)
+    expected = list(pd.date_range(index[-1], periods=3, freq="D")[1:])
+    for extra in ([], ["--freq", "D"]):
+        code, out, _ = _run(["forecast", path, "-H", "2", *FAST, *extra], capsys)
+        assert code == 0
+        assert out.splitlines()[1].startswith("2021-04-30 00:00:00+02:00,")
+        forecast = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True)
+        assert list(forecast.index) == expected
+    # without a time zone database to find the zone in, the message names the cause
+    import zoneinfo
+
+    monkeypatch.setattr(zoneinfo, "available_timezones", lambda: set())
+    err = _fails(["forecast", path, "-H", "2", *FAST], capsys)
+    assert "UTC offsets change" in err and "daylight-saving" in err
+    assert "fill in the missing stamps" not in err and "Write the stamps in UTC" in err
+
+
+def test_an_infinite_future_covariate_is_refused_before_fitting(tmp_path, capsys, monkeypatch):
+    import tsrnn
+
+    future, _ = _promo_history(tmp_path, 40, 3)
+    future.loc[1, "promo"] = np.inf
+    future.to_csv(tmp_path / "f.csv", index=False)
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("the model was fitted before --future was checked")
+
+    monkeypatch.setattr(tsrnn.RNNForecaster, "fit", no_fit)
+    argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "promo"]
+    err = _fails([*argv, "--future", tmp_path / "f.csv", *FAST], capsys)
+    assert "f.csv" in err and "column 'promo' has 1 infinite value(s)" in err
+    assert f"first at {future.loc[1, 'week']}" in err
+
+
+def test_a_panel_in_long_layout_is_read_with_id_col(tmp_path, capsys):
+    """The layout tsrnn writes a panel's forecast in was refused as duplicated stamps, with
+    advice to aggregate them (summing the series into one)."""
+    path = _panel_csv(tmp_path / "panel.csv")
+    code, out, err = _run(
+        ["forecast", path, "--id-col", "shop", "--time-col", "month", "-H", "2", *FAST], capsys
+    )
+    assert code == 0
+    assert out.splitlines() [0] == "shop,month,sales"
+    forecast = pd.read_csv(io.StringIO(out))
+    assert list(forecast["shop"]) == ["a", "a", "b", "b"]
+    assert list(forecast["month"]) == ["2012-07-01", "2012-08-01", "2012-10-01", "2012-11-01"]
+    assert "2 series" in err
+    for data in ([path], [path, "--time-col", "month"]):
+        err = _fails(["forecast", *data, "-H", "2", *FAST], capsys)
+        assert "looks like a panel in long layout, one series per 'shop'" in err
+        assert "--id-col shop" in err and "aggregate" not in err
+    assert "--id-col shop --time-col month" in _fails(["forecast", path, "-H", "2"], capsys)
+    refusals = {
+        "give the file": ["--dataset", "air_passengers", "--id-col", "shop"],
+        "needs a time column": [path, "--id-col", "shop", "--no-time-col"],
+        "fit a panel with covariates in Python": [
+            path, "--id-col", "shop", "--covariates", "sales", "--future", path,
+        ],
+        "is the time column too": [path, "--id-col", "shop"],
+        "no column 'store' (--id-col)": [path, "--id-col", "store", "--time-col", "month"],
+    }
+    for message, argv in refusals.items():
+        assert message in _fails(["forecast", *argv, "-H", "2"], capsys)
+
+
+def test_dated_future_rows_after_step_numbers_are_refused_in_the_commands_terms(
+    tmp_path, capsys
+):
+    """History counting steps, --future with dates: "too few stamps: pass --freq", which
+    was then refused, or Python's "X has a datetime index ... a plain array"."""
+    t = np.arange(8)
+    pd.DataFrame({"t": t, "sales": t + 1.0, "x": t % 2}).to_csv(tmp_path / "h.csv", index=False)
+    argv = ["forecast", tmp_path / "h.csv", "--target", "sales", "--covariates", "x", *FAST]
+    for n in (2, 3):
+        days = pd.date_range("2020-01-01", periods=n, freq="D").strftime("%Y-%m-%d")
+        pd.DataFrame({"t": days, "x": 1}).to_csv(tmp_path / "f.csv", index=False)
+        err = _fails([*argv, "--future", tmp_path / "f.csv"], capsys)
+        assert "the history's time column counts steps as whole numbers" in err
+        assert "(8, 9, ...)" in err
+        assert "--freq" not in err and "X has" not in err
+
+
+def test_an_output_path_ending_in_a_separator_is_refused_before_the_fit(tmp_path, capsys):
+    data = _steps_csv(tmp_path / "steps.csv")
+    for option, example in (("-o", "forecast.csv"), ("--save-model", "model.joblib")):
+        folder = str(tmp_path / "nodir") + os.sep
+        err = _fails(["forecast", data, "-H", "2", *FAST, option, folder], capsys)
+        assert "names a folder: give a file name" in err and example in err
+    assert not (tmp_path / "nodir").exists()
+
+
+def test_a_one_column_file_suggests_no_time_col(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    pd.DataFrame({"sales": np.arange(1.0, 9.0)}).to_csv(path, index=False)
+    for extra in ([], ["--target", "sales"]):
+        err = _fails(["forecast", path, "-H", "2", *extra], capsys)
+        assert "the only column of" in err and "'sales', was taken as the time column" in err
+        assert "use --no-time-col" in err
+
+
+def test_too_short_message_names_model_horizon(tmp_path, capsys):
+    from tsrnn.cli import _as_cli_options
+
+    path = tmp_path / "short.csv"
+    pd.DataFrame({"t": np.arange(10), "sales": np.arange(10.0)}).to_csv(path, index=False)
+    argv = ["forecast", path, "-H", "2", "--max-epochs", "1", "--model-horizon", "8"]
+    err = _fails([*argv, "--strategy", "direct"], capsys)
+    assert "a smaller --model-horizon" in err and "a smaller horizon" not in err
+    assert "multiple of --model-horizon (6 rows" in _as_cli_options(
+        "Pass X up to a multiple of horizon (6 rows here)"
+    )
+
+
+def test_other_warnings_are_shown_once_even_with_an_always_filter():
+    """A RuntimeWarning from the fit was shown while still recorded, so it was appended to
+    the list being shown: with the filter "always" (as under pytest) it never ended."""
+    import threading
+    import warnings
+
+    from tsrnn.cli import _warnings_as_notes
+
+    shown = []
+
+    def emit():
+        with warnings.catch_warnings(record=True) as outer:
+            warnings.simplefilter("always")
+            with _warnings_as_notes():
+                warnings.warn("invalid value", RuntimeWarning, stacklevel=1)
+            shown.extend(outer[:5])
+
+    worker = threading.Thread(target=emit, daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert not worker.is_alive(), "the warning was shown again and again"
+    assert [str(w.message) for w in shown] == ["invalid value"]

@@ -505,3 +505,21 @@ def test_backtest_of_a_panel_side_by_side_equals_each_series_on_its_own(trial, m
     ref_scores, ref_counted = _scores_one_by_one(data, m, mask, n_rows, candidates)
     assert counted == ref_counted
     np.testing.assert_allclose(scores, ref_scores, rtol=1e-13, atol=0)
+
+
+def test_a_season_that_repeats_exactly_warns_nothing():
+    """Its seasonal naive error (the backtest's scale) is 0: the backtest divided by it and
+    numpy's "invalid value encountered in divide" reached the user."""
+    import warnings
+
+    import pandas as pd
+
+    from tsrnn import RNNForecaster
+
+    y = pd.Series(
+        np.arange(60) % 7 + 1.0, index=pd.date_range("2021-03-01", periods=60, freq="D")
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = RNNForecaster(hidden_size=4, max_epochs=1, random_state=0).fit(y)
+    assert model._seasonal_ is not None

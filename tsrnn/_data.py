@@ -1342,7 +1342,11 @@ def backtest_scores(data: SeriesData, period: int, mask, n_rows, candidates):
                 if j in candidates:
                     base = season[:, o : o + T, None] + (lagged - means[:, :, None]) / j
                     miss = np.abs(runs[:, o + 1 : o + 1 + T] - base).reshape(len(block), -1)
-                    err[:, candidates.index(j)] = np.mean(miss, axis=1) / scale
+                    # a season that repeats exactly has scale 0: not counted (below), and
+                    # no division by it (numpy's "invalid value" warning reached the user)
+                    err[:, candidates.index(j)] = np.divide(
+                        np.mean(miss, axis=1), scale, out=np.zeros(len(block)), where=scale > 0
+                    )
             for (i, c), e, s in zip(block, err, scale, strict=True):
                 errors[i, c] = e if s > 0 else None
     scores = np.zeros(len(candidates))

@@ -243,6 +243,13 @@ def build_parser():
         help="the CSV has no time column: rows are numbered 0, 1, 2, ...",
     )
     data.add_argument(
+        "--id-col",
+        metavar="COLUMN",
+        help="column naming the series of a panel in long layout (one row per series and "
+        "time step: id, time, values), as tsrnn writes a panel's forecast; one model is "
+        "fitted on all the series and each is forecast",
+    )
+    data.add_argument(
         "--date-order",
         choices=("dmy", "mdy"),
         help="order of day and month in numeric dates such as 03/04/2021: dmy (day first) or "
@@ -482,6 +489,8 @@ def _forecast(args):
                 "forecast: leave the CSV out (the model forecasts from the data it was fitted "
                 "on), or give it with its time column"
             )
+        if history is not None:
+            history = _history_like_model(history, model, args.load_model, source, args)
         if not covariates and args.future is not None:
             raise _InputError(
                 f"the model in {args.load_model} was fitted without covariates: it forecasts "
@@ -530,6 +539,59 @@ def _forecast(args):
     if not args.quiet:
         print(_summary(model, source, y, forecast, fit_seconds, args), file=sys.stderr)
     return 0
+
+
+def _time_layout(index):
+    """(panel, kind, time zone) of a time index: kind 'datetime', 'period' or 'range'."""
+    import pandas as pd
+
+    panel = isinstance(index, pd.MultiIndex)
+    time = index.get_level_values(-1) if panel else index
+    if isinstance(time, pd.DatetimeIndex):
+        return panel, "datetime", time.tz
+    if isinstance(time, pd.PeriodIndex):
+        return panel, "period", None
+    return panel, "range", None
+
+
+def _layout_words(panel, kind, tz, id_name=None):
+    time = {
+        "datetime": "dates" + (f" in time zone {tz}" if tz is not None else " without time zone"),
+        "period": "dates (periods)",
+        "range": "whole numbers counting steps",
+    }.get(kind, "rows without time stamps")
+    if panel:
+        ids = f", one per {str(id_name)!r}" if id_name is not None else ""
+        return f"a panel of series{ids}, stamped with {time}"
+    return f"one series stamped with {time}"
+
+
+def _history_like_model(history, model, path, source, args):
+    """The data given beside --load-model (drawn as history, compared with the forecast's
+    start), refused unless its time axis is like the model's: one series or a panel, steps
+    or dates, zone-aware or not. Dates in another zone are the same instants in the model's."""
+    axis = model._layout_["axis"]
+    panel = model._layout_["ids"] is not None
+    tz = model._time_zone()
+    own_panel, own_kind, own_tz = _time_layout(history.index)
+    dated = ("datetime", "period")
+    like = (
+        own_panel == panel
+        and (own_kind == axis.kind or (own_kind in dated and axis.kind in dated))
+        and (own_tz is None) == (tz is None)
+    )
+    if not like:
+        what = f"dataset {source!r}" if args.dataset is not None else f"{source!r}"
+        raise _InputError(
+            f"the model in {path} was fitted on "
+            f"{_layout_words(panel, axis.kind, tz, model._layout_['id_name'])}; {what} holds "
+            f"{_layout_words(own_panel, own_kind, own_tz, history.index.names[0])}: leave the "
+            "data out (the model forecasts from the data it was fitted on) or give data like "
+            "what it was fitted on"
+        )
+    if own_tz is not None and not own_panel and str(own_tz) != str(tz):
+        history = history.tz_convert(tz)
+    return history
 
 
 def _same_file(a, b) -> bool:
@@ -582,6 +644,12 @@ def _check_option_combinations(args):
     # checked before any work too: a fit should not be lost to a folder that is not there
     for option, path in (("--output", args.output), ("--plot", args.plot),
                          ("--save-model", args.save_model)):
+        if path is not None and str(path).endswith(tuple(filter(None, (os.sep, os.altsep)))):
+            # abspath would drop the separator, and the folder then be taken for the file's
+            raise _InputError(
+                f"{option} {str(path)!r} names a folder: give a file name (e.g. "
+                f"{path}{'forecast.csv' if option == '--output' else 'model.joblib'})"
+            )
         folder = os.path.dirname(os.path.abspath(str(path))) if path is not None else None
         if path is not None and os.path.isdir(str(path)):
             raise _InputError(f"{option} {str(path)!r} is a folder: give a file name in it")
@@ -645,6 +713,32 @@ def _check_option_combinations(args):
         raise _InputError("--time-col and --no-time-col contradict each other")
     if args.dataset is not None and (args.time_col is not None or args.no_time_col):
         raise _InputError("--time-col/--no-time-col apply to CSV files; datasets have their time")
+    if args.id_col is not None:
+        _check_id_col_combinations(args)
+
+
+def _check_id_col_combinations(args):
+    if args.csv is None:
+        raise _InputError(
+            "--id-col names a column of the CSV file: give the file (datasets and saved "
+            "models have their series already)"
+        )
+    if args.no_time_col:
+        raise _InputError(
+            "--id-col needs a time column: the series of a panel are matched by their time "
+            "stamps; leave --no-time-col out (name the time column with --time-col)"
+        )
+    if args.time_col is not None and args.id_col == args.time_col:
+        raise _InputError(
+            f"--id-col and --time-col both name {args.id_col!r}: the series ids and the time "
+            "stamps are two columns"
+        )
+    if args.covariates:
+        raise _InputError(
+            "--id-col with --covariates: the command line reads --future for one series "
+            "only; fit a panel with covariates in Python (predict(X) with X indexed by "
+            "(series id, time)), or forecast each series on its own"
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -828,6 +922,25 @@ def _read_csv(path, args):
             f"{path!r} has no column {time_col!r} (--time-col); its columns are "
             f"{list(frame.columns)}"
         )
+    future_file = getattr(args, "future_file", False)
+    if frame.shape[1] == 1 and not future_file:
+        taken = "was taken as the time column" if args.time_col is None else "is --time-col"
+        raise _InputError(
+            f"the only column of {path!r}, {str(time_col)!r}, {taken}, which leaves nothing to "
+            "forecast; if it is the series itself, use --no-time-col (rows numbered 0, 1, "
+            "2, ...)"
+        )
+    id_col = getattr(args, "id_col", None)
+    if id_col is not None and id_col not in frame.columns:
+        raise _InputError(
+            f"{path!r} has no column {id_col!r} (--id-col); its columns are "
+            f"{list(frame.columns)}"
+        )
+    if id_col is not None and id_col == time_col:
+        raise _InputError(
+            f"--id-col {id_col!r} is the time column too (the first column, by default): "
+            "name the time column with --time-col"
+        )
     # numeric dates' day/month order, from --date-order or the data; kept in args, so that it
     # holds for the --future file too, whose few rows may not show it
     where = f"time column {time_col!r} of {path!r}"
@@ -837,13 +950,99 @@ def _read_csv(path, args):
     )
     if given is None and args.date_order is not None:
         args.date_order_from = where  # shown by the data, not --date-order
-    index = _time_index(
-        frame[time_col], path, args.freq, args.date_order, getattr(args, "freq_label", None)
-    )
+    if id_col is not None:
+        return _panel_frame(frame, time_col, id_col, path, args)
+    try:
+        index = _time_index(
+            frame[time_col],
+            path,
+            args.freq,
+            args.date_order,
+            getattr(args, "freq_label", None),
+            steps_from=getattr(args, "steps_from", None),
+        )
+    except _InputError:
+        # a panel in long layout (as tsrnn writes one) fails as duplicated stamps or as a
+        # time column of ids: say so, not "aggregate the duplicates"
+        hint = None if future_file else _panel_hint(frame, time_col, path)
+        if hint is None:
+            raise
+        raise _InputError(hint) from None
     if args.time_col is None and _header(text)[:1] == [""]:
         # an empty header (pandas names it 'Unnamed: 0'): the forecast's time column keeps it
         index = index.rename(None)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
+
+
+def _panel_frame(frame, time_col, id_col, path, args):
+    """The long layout (id, time, values) as a frame indexed by (id, time): each series' time
+    stamps read and checked on their own (series may differ in length and start)."""
+    import numpy as np
+    import pandas as pd
+
+    ids = frame[id_col]
+    if ids.isna().any():
+        row = int(np.flatnonzero(ids.isna().to_numpy())[0])
+        raise _InputError(
+            f"the id column {id_col!r} of {path!r} is empty in row {row + 1}; every row needs "
+            "the id of its series"
+        )
+    parts, keys = [], []
+    for key in pd.unique(ids):
+        rows = frame[(ids == key).to_numpy()]
+        index = _time_index(
+            rows[time_col].reset_index(drop=True),
+            path,
+            args.freq,
+            args.date_order,
+            series=key,
+        )
+        parts.append(rows.drop(columns=[time_col, id_col]).set_axis(index, axis=0))
+        keys.append(key)
+    return pd.concat(parts, keys=keys, names=[id_col, parts[0].index.name])
+
+
+def _panel_hint(frame, time_col, path):
+    """The message for a file that looks like a panel in long layout: a text column (the ids)
+    within whose values the time stamps do not repeat, though they repeat across them. None
+    where none does."""
+    import pandas as pd
+
+    n = len(frame)
+    for id_col in frame.columns:
+        ids = frame[id_col]
+        if pd.api.types.is_numeric_dtype(ids) or pd.api.types.is_bool_dtype(ids):
+            continue
+        if not 1 < ids.nunique() <= n // 2:
+            continue
+        stamps = [time_col] if time_col != id_col else []
+        stamps += [c for c in frame.columns if c not in (id_col, time_col)]
+        for t in stamps:
+            column = frame[t]
+            if t != time_col and not _may_be_stamps(column):
+                continue
+            if column.duplicated().any() and not frame.duplicated([id_col, t]).any():
+                how = f"--id-col {id_col}" + (f" --time-col {t}" if t != time_col else "")
+                return (
+                    f"{path!r} looks like a panel in long layout, one series per {id_col!r} "
+                    f"(the stamps of {t!r} repeat once per {id_col}): read it as one with "
+                    f"{how}, which fits one model on all the series and forecasts each"
+                )
+    return None
+
+
+def _may_be_stamps(column) -> bool:
+    """Whether a column could be a time column: whole numbers, or text that reads as dates."""
+    import pandas as pd
+
+    if pd.api.types.is_integer_dtype(column):
+        return True
+    if pd.api.types.is_numeric_dtype(column) or pd.api.types.is_bool_dtype(column):
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        parsed = pd.to_datetime(column, format="mixed", errors="coerce", utc=True)
+    return bool(parsed.notna().all())
 
 
 def _row_numbers_column(frame, path, args):
@@ -911,12 +1110,19 @@ def _check_header(path, frame, text):
             )
 
 
-def _time_index(column, path, freq, date_order=None, freq_label=None):
+def _time_index(
+    column, path, freq, date_order=None, freq_label=None, *, series=None, steps_from=None
+):
+    """The time index read from ``column``. ``series``: the id of a panel's series whose
+    stamps these are; ``steps_from``: for a --future file after data that counts steps,
+    ``(first, step, whose)``, the step numbers its rows must have."""
     import numpy as np
     import pandas as pd
 
     name = column.name
     where = f"time column {name!r} of {path!r}"
+    if series is not None:
+        where += f" (series {str(series)!r})"
     if column.isna().any():
         row = int(np.flatnonzero(column.isna().to_numpy())[0])
         raise _InputError(f"{where} is empty in row {row + 1}; every row needs a time stamp")
@@ -950,10 +1156,20 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
             )
         step = int(steps[0]) if len(values) > 1 else 1
         return pd.RangeIndex(values[0], values[-1] + step, step, name=name)
+    if steps_from is not None:
+        first, step, whose = steps_from
+        raise _InputError(
+            f"{where} holds {column.iloc[0]!r}, ..., but {whose} counts steps as whole "
+            f"numbers: give the --future rows the step numbers that follow ({first}, "
+            f"{first + step}, ...) in that column"
+        )
     index = _parse_dates(column, where, date_order)
     _check_order(index, where)
     if freq is not None:
-        return _apply_freq(index, freq, where, freq_label)
+        try:
+            return _apply_freq(index, freq, where, freq_label)
+        except _InputError as exc:
+            raise _InputError(_utc_offsets_message(column, index, where) or str(exc)) from None
     if len(index) < 3:
         raise _InputError(
             f"{where} has {len(index)} stamp(s), too few for pandas to infer a frequency: "
@@ -961,8 +1177,96 @@ def _time_index(column, path, freq, date_order=None, freq_label=None):
         )
     inferred = pd.DatetimeIndex(index, freq="infer")
     if inferred.freq is None:
-        raise _InputError(_irregular_message(index, where))
+        raise _InputError(
+            _utc_offsets_message(column, index, where) or _irregular_message(index, where)
+        )
     return inferred
+
+
+def _utc_offsets(column):
+    """The UTC offsets (seconds) written in ``column``'s stamps (``+01:00``, ``+0200``,
+    ``Z``) where they change from row to row, else None (one offset, or stamps without)."""
+    import numpy as np
+
+    parts = column.astype(str).str.extract(r"(?:([+-])(\d{2}):?(\d{2})|(Z))\s*$")
+    if parts.isna().all(axis=1).any():
+        return None
+    sign = np.where(parts[0].to_numpy() == "-", -1, 1)
+    hours = parts[1].fillna("0").astype(int).to_numpy()
+    minutes = parts[2].fillna("0").astype(int).to_numpy()
+    seconds = sign * (hours * 3600 + minutes * 60)
+    return seconds if len(np.unique(seconds)) > 1 else None
+
+
+# zones named by a region, in this order, preferred to the aliases (CET, US/Eastern,
+# Etc/GMT-1) that give the same offsets: where several zones fit, the stamps read the same
+# in each, and the name is only shown in messages (Europe/Amsterdam rather than Africa/Ceuta)
+_REGIONS = ("Europe/", "America/", "Asia/", "Australia/", "Pacific/", "Africa/", "Atlantic/",
+            "Indian/", "Antarctica/")
+
+
+def _zone_rank(zone):
+    region = next((i for i, r in enumerate(_REGIONS) if zone.startswith(r)), len(_REGIONS))
+    return region, zone
+
+
+def _local_reading(column, index):
+    """``index`` (the stamps read in UTC, as their offsets change) in a time zone whose UTC
+    offsets at those instants are the ones written: the local times back, on which a daily
+    series stays daily across a daylight-saving change (in UTC its days are 23 or 25 hours
+    apart). None where the offsets do not change or no zone has them."""
+    import numpy as np
+
+    written = _utc_offsets(column)
+    if written is None or index.tz is None:
+        return None
+    try:
+        import zoneinfo
+
+        zones = sorted(zoneinfo.available_timezones(), key=_zone_rank)
+    except Exception:  # no time zone database
+        return None
+
+    def matches(rows, zone):
+        local = index[rows].tz_convert(zone)
+        seconds = (local.tz_localize(None) - index[rows].tz_localize(None)).total_seconds()
+        return np.array_equal(seconds.to_numpy(), written[rows])
+
+    # a zone is tried on the first and last stamps and those around each change, then on all
+    changes = np.flatnonzero(np.diff(written))
+    probe = np.unique(np.r_[0, changes, changes + 1, len(written) - 1])
+    every = np.arange(len(written))
+    for zone in zones:
+        try:
+            if matches(probe, zone) and matches(every, zone):
+                return index.tz_convert(zone)
+        except Exception:  # a zone that pandas cannot use
+            continue
+    return None
+
+
+def _utc_offsets_message(column, index, where):
+    """Why stamps whose UTC offsets change are irregular, when no time zone explained them
+    (read in UTC, local days are 23 or 25 hours apart); None for other stamps."""
+    import numpy as np
+
+    written = _utc_offsets(column)
+    if written is None or index.tz is None:
+        return None
+    row = int(np.flatnonzero(np.diff(written))[0]) + 1
+
+    def offset(seconds):
+        sign = "-" if seconds < 0 else "+"
+        return f"{sign}{abs(seconds) // 3600:02d}:{abs(seconds) % 3600 // 60:02d}"
+
+    return (
+        f"{where} has stamps whose UTC offsets change ({column.iloc[row - 1]!r} is "
+        f"{offset(written[row - 1])}, {column.iloc[row]!r} {offset(written[row])}), as at a "
+        "daylight-saving change, and no time zone with those changes was found: they are read "
+        "as the same instants in UTC, where they are not evenly spaced (local days are 23 or "
+        "25 hours apart). Write the stamps in UTC (series.tz_convert('UTC') before to_csv) "
+        "or as local times without offsets (tz_localize(None)); --freq does not help here"
+    )
 
 
 def _yyyymmdd(column) -> bool:
@@ -1050,9 +1354,15 @@ def _parse_dates(column, where, date_order=None):
         warnings.simplefilter("ignore", DeprecationWarning)
         for attempt in attempts:
             try:
-                return pd.DatetimeIndex(pd.to_datetime(column, **attempt), name=column.name)
+                index = pd.DatetimeIndex(pd.to_datetime(column, **attempt), name=column.name)
             except (ValueError, TypeError, OverflowError):
-                pass
+                continue
+            if attempt.get("utc"):
+                # the instants in UTC, then in a zone whose offsets change as the stamps' do:
+                # their local times, as RNNForecaster gets them from a zone-aware series
+                local = _local_reading(column, index)
+                return index if local is None else local
+            return index
         try:
             # Period labels such as 1990Q1, which to_datetime does not read.
             periods = pd.PeriodIndex([pd.Period(str(value)) for value in column])
@@ -1358,7 +1668,25 @@ def _read_future(args, history, model):
     label = None if args.freq is not None else "the frequency of the history,"
     if args.freq is None and history is None:
         label = "the frequency of the loaded model,"
-    options = argparse.Namespace(**{**vars(args), "freq": freq, "freq_label": label})
+    # data that counts steps: the future rows continue its step numbers (not dates)
+    steps_from = None
+    axis = None if model is None else model._layout_["axis"]
+    if axis is not None and axis.kind == "range" and model._layout_["ids"] is None:
+        fitted = "the data the model was fitted on"
+        steps_from = (int(model._ends_[0]) + axis.step, axis.step, fitted)
+    elif model is None and history is not None and isinstance(history.index, pd.RangeIndex):
+        step = history.index.step
+        steps_from = (int(history.index[-1]) + step, step, "the history's time column")
+    options = argparse.Namespace(
+        **{
+            **vars(args),
+            "freq": freq,
+            "freq_label": label,
+            "future_file": True,
+            "id_col": None,
+            "steps_from": steps_from,
+        }
+    )
     future = _read_csv(args.future, options)
     if args.horizon is not None and args.horizon != len(future):
         raise _InputError(
@@ -1408,10 +1736,20 @@ def _select_future(future, covariates, path):
             f"--future {path!r} lacks the covariate column(s) {missing}; its columns are "
             f"{list(future.columns)}"
         )
+    import numpy as np
+
     for name in covariates:
         _require_numeric(future, name, "future covariate", allow_bool=True)
         if future[name].isna().any():
             raise _InputError(f"--future {path!r}: column {name!r} has missing values")
+        # refused before the fit, as the history's are (the forecast would fail after it)
+        infinite = np.isinf(future[name].to_numpy(dtype=float))
+        if infinite.any():
+            raise _InputError(
+                f"--future {path!r}: column {name!r} has {int(infinite.sum())} infinite "
+                f"value(s) (first at {_stamp(future.index[infinite.argmax()])}); replace them "
+                "with the covariate's real values for those steps"
+            )
     return future[covariates]
 
 
@@ -1450,15 +1788,18 @@ def _warnings_as_notes():
     command's terms (``--max-epochs 3``, not ``max_epochs=3``), without Python's file, line
     and source line; others as Python shows them. Python's filters still decide which are
     shown."""
-    with warnings.catch_warnings(record=True) as caught:
-        try:
+    caught = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
             yield
-        finally:
-            for w in caught:
-                if issubclass(w.category, UserWarning):
-                    print(f"tsrnn: warning: {_as_cli_options(str(w.message))}", file=sys.stderr)
-                else:
-                    warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    finally:
+        # shown once recording has stopped: a warning shown while recording would be
+        # appended to the list being shown, without end where the filter is "always"
+        for w in caught:
+            if issubclass(w.category, UserWarning):
+                print(f"tsrnn: warning: {_as_cli_options(str(w.message))}", file=sys.stderr)
+            else:
+                warnings.showwarning(w.message, w.category, w.filename, w.lineno)
 
 
 def _as_cli_options(message: str) -> str:
@@ -1474,6 +1815,9 @@ def _as_cli_options(message: str) -> str:
             return flags[param] if value == "True" else "--no-" + flags[param][2:]
         return f"{flags[param]} {value}"
 
+    # the estimator's 'horizon' is --model-horizon here (--horizon is the forecast's length)
+    message = re.sub(r"\ba smaller horizon\b", "a smaller --model-horizon", message)
+    message = re.sub(r"\bmultiple of horizon\b", "multiple of --model-horizon", message)
     names = "|".join(sorted(flags, key=len, reverse=True))
     # scikit-learn's parameter check: "The 'dropout' parameter of RNNForecaster must be a
     # float in the range [0.0, 1.0) ... or None. Got 2.0 instead."
@@ -1599,7 +1943,8 @@ def _warn_if_data_runs_past(history, forecast):
 
     if isinstance(history.index, pd.MultiIndex) or not len(history) or not len(forecast):
         return
-    if history.index[-1] >= forecast.index[0]:
+    # False: the forecast starts at or before the data's end (None: they cannot be compared)
+    if _later(forecast.index[0], history.index[-1]) is False:
         print(
             f"tsrnn: note: the data runs to {_stamp(history.index[-1])}, past the end of the "
             "data the loaded model was fitted on; the forecast starts at "
@@ -1607,6 +1952,19 @@ def _warn_if_data_runs_past(history, forecast):
             "--load-model to refit on this data.",
             file=sys.stderr,
         )
+
+
+def _later(a, b):
+    """Whether time stamp ``a`` comes after ``b``; None where the two cannot be compared
+    (step numbers and dates, a zone and none): the data beside a loaded model is checked to
+    be like its own, and this keeps a comparison from failing anyway."""
+    import pandas as pd
+
+    a, b = (x.to_timestamp() if isinstance(x, pd.Period) else x for x in (a, b))
+    try:
+        return bool(a > b)
+    except TypeError:
+        return None
 
 
 def _history_for_plot(history, forecast):
@@ -1654,9 +2012,10 @@ def _plot(history, forecast, path, *, title):
                 # A long history would squeeze the forecast into a few pixels.
                 past, name = past.iloc[-_MAX_HISTORY:], f"history (last {_MAX_HISTORY} steps)"
             ax.plot(_plot_x(past.index), past.to_numpy(), label=name, lw=1.2)
-            if past.index[-1] < future.index[0]:
+            if _later(future.index[0], past.index[-1]):
                 # Start the forecast line at the last observation, so the two lines join.
-                future = pd.concat([past.iloc[-1:], future])
+                joint = past.iloc[-1:].set_axis(_plot_x(past.index[-1:]))
+                future = pd.concat([joint, future.set_axis(_plot_x(future.index))])
         ax.plot(
             _plot_x(future.index),
             future.to_numpy(),
@@ -1688,10 +2047,15 @@ def _plot_panels(history, forecast):
     for column in forecast.columns:
         future = forecast[column]
         past = None if history is None else history[column]
+        if past is not None and (
+            isinstance(past.index, pd.MultiIndex) != isinstance(future.index, pd.MultiIndex)
+        ):
+            past = None  # one series beside a panel: nothing to draw it with
         if isinstance(future.index, pd.MultiIndex):
             # A panel (series id, time): one plot per series.
             for key, part in future.groupby(level=0, sort=False):
-                own = None if past is None else past.xs(key, level=0)
+                known = past is not None and key in past.index.get_level_values(0)
+                own = past.xs(key, level=0) if known else None
                 label = f"{key}" if len(forecast.columns) == 1 else f"{column} {key}"
                 panels.append((label, own, part.droplevel(0)))
         else:
