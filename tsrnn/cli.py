@@ -1484,7 +1484,6 @@ def _stamp(value):
 
 
 def _choose_targets(frame, covariates, args):
-    import numpy as np
     import pandas as pd
 
     for name in covariates:
@@ -1529,14 +1528,21 @@ def _choose_targets(frame, covariates, args):
                 f"{_stamp(frame.index[missing.argmax()])}); fill or drop them first"
             )
         if pd.api.types.is_numeric_dtype(frame[name].dtype):
-            infinite = np.isinf(frame[name].to_numpy(dtype=float))
-            if infinite.any():
-                raise _InputError(
-                    f"column {name!r} has {int(infinite.sum())} infinite value(s) (first at "
-                    f"{_stamp(frame.index[infinite.argmax()])}); replace them with real "
-                    "values or drop those rows first"
-                )
+            _refuse_infinite(frame, name, "", "replace them with real values or drop those rows")
     return targets
+
+
+def _refuse_infinite(frame, name, where, fix):
+    """Refuse infinite values in ``frame[name]`` before the fit, naming how many and the
+    first one's stamp; ``where``: a prefix naming the file, ``fix``: what to do."""
+    import numpy as np
+
+    infinite = np.isinf(frame[name].to_numpy(dtype=float))
+    if infinite.any():
+        raise _InputError(
+            f"{where}column {name!r} has {int(infinite.sum())} infinite value(s) (first at "
+            f"{_stamp(frame.index[infinite.argmax()])}); {fix} first"
+        )
 
 
 def _note_skipped(frame, skipped, flags, empty=()):
@@ -1736,20 +1742,18 @@ def _select_future(future, covariates, path):
             f"--future {path!r} lacks the covariate column(s) {missing}; its columns are "
             f"{list(future.columns)}"
         )
-    import numpy as np
 
     for name in covariates:
         _require_numeric(future, name, "future covariate", allow_bool=True)
         if future[name].isna().any():
             raise _InputError(f"--future {path!r}: column {name!r} has missing values")
         # refused before the fit, as the history's are (the forecast would fail after it)
-        infinite = np.isinf(future[name].to_numpy(dtype=float))
-        if infinite.any():
-            raise _InputError(
-                f"--future {path!r}: column {name!r} has {int(infinite.sum())} infinite "
-                f"value(s) (first at {_stamp(future.index[infinite.argmax()])}); replace them "
-                "with the covariate's real values for those steps"
-            )
+        _refuse_infinite(
+            future,
+            name,
+            f"--future {path!r}: ",
+            "replace them with the covariate's real values for those steps",
+        )
     return future[covariates]
 
 
