@@ -436,8 +436,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     year to year, more where noise hides a steady one). A series without a season that
     wanders around a level (changes, growth rates: where this base forecasts its training
     rows better than its last value, in a backtest) gets the base that reverts to that level,
-    ``mu + phi**k * (y[t] - mu)`` k steps ahead, mu and phi its training rows' mean and
-    lag-one autocorrelation. During training its target-derived
+    ``mu + phi**k * (y[t] - mu)`` k steps ahead, mu its training rows' mean and phi the
+    reversion rate that forecasts them best over ``window_`` steps. During training its
+    target-derived
     inputs get noise (2 times the sd of the series' one-step changes), so that recursive
     forecasts, which feed it its own outputs, stay stable. After training, the weight of its
     outputs on the base (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of
