@@ -24,6 +24,7 @@ def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, revert=False,
         rev = np.zeros((3, C, 2))
         rev[..., 0] = 1.0
         rev[0, 0] = (0.6, 1.5)
+        rev[1, 0] = (0.8, -1.0)  # a series without a season in the "mixed" layouts
         rev[2, -1] = (-0.3, -2.0)
     return training.Problem(y, x, plan, H, seasonal, period, rev)
 
@@ -49,6 +50,10 @@ LAYOUTS = [
     dict(revert=True),
     dict(revert=True, H=3, K=2),
     dict(revert=True, C=1, H=4),
+    # and beside seasonal bases: series 1 has none in the mixed layouts, and reverts
+    dict(lead=6, seasonal="mixed", revert=True),
+    dict(lead=12, period=4, seasonal="mixed", revert=True, H=3, K=2),
+    dict(lead=4, seasonal="mixed", revert=True, C=1, H=2),
 ]
 
 
@@ -66,6 +71,33 @@ def test_matches_torch_reference(layout, dtype):
     assert inputs.is_contiguous() and targets.is_contiguous()
     torch.testing.assert_close(inputs, ref_in, **tol)
     torch.testing.assert_close(targets, ref_tg, **tol)
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+def test_a_seasonal_panel_reverts_where_it_has_no_season(backend):
+    """Series 1 has no season in the mixed layout and its first column a reverting base: its
+    windows' targets and base inputs change, nothing else does."""
+    kw = dict(lead=6, seasonal="mixed", H=2)
+    with_rev, without = _problem(**kw, revert=True), _problem(**kw)
+    plan = with_rev.plan
+    starts = plan.train_starts(np.arange(plan.n_train))
+    build = {
+        "numba": lambda p: train_batch(p, starts, torch.float64),
+        "torch": lambda p: training.make_batch_torch(p, starts, "cpu", torch.float64),
+    }[backend]
+    (inputs, targets), (inputs0, targets0) = build(with_rev), build(without)
+    series = np.searchsorted(plan.offsets, starts, side="right") - 1
+    mine = torch.from_numpy(series == 1)
+    C, H = 2, 2
+    changed = [k * C for k in range(H)]  # column 0 of each step ahead
+    assert not torch.allclose(targets[:, mine][..., changed], targets0[:, mine][..., changed])
+    same = [k * C + 1 for k in range(H)]
+    torch.testing.assert_close(targets[:, mine][..., same], targets0[:, mine][..., same])
+    torch.testing.assert_close(targets[:, ~mine], targets0[:, ~mine])
+    torch.testing.assert_close(inputs[:, ~mine], inputs0[:, ~mine])
+    # the window's own rows are read alike; the base inputs (after them) are what changes
+    torch.testing.assert_close(inputs[:, mine][..., :C], inputs0[:, mine][..., :C])
+    assert not torch.allclose(inputs[:, mine][..., C:], inputs0[:, mine][..., C:])
 
 
 @pytest.mark.parametrize("layout", [dict(K=2), dict(lead=6, seasonal="mixed", H=2)])

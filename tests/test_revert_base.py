@@ -122,6 +122,20 @@ def test_a_panel_is_decided_series_by_series():
     assert (panel[[0, 3, 4], 0, 0] != 1.0).all() and (panel[[1, 5], 0] == [1.0, 0.0]).all()
 
 
+def test_a_mask_leaves_the_other_series_and_columns_to_their_seasonal_base():
+    rng = np.random.default_rng(5)
+    n = 150
+    y = np.column_stack([_ar(2 * n, 0.5, rng), _ar(2 * n, 0.7, rng)])
+    offsets, n_rows = [0, n, 2 * n], [n, n]
+    every = revert_base(y, offsets, n_rows, 8)
+    assert (every[..., 0] != 1.0).all()
+    mask = np.array([[True, False], [False, False]])
+    some = revert_base(y, offsets, n_rows, 8, mask)
+    np.testing.assert_array_equal(some[0, 0], every[0, 0])
+    assert (some[~mask] == [1.0, 0.0]).all()
+    assert revert_base(y, offsets, n_rows, 8, np.zeros((2, 2), dtype=bool)) is None
+
+
 def test_make_inputs_reverting_base():
     rng = np.random.default_rng(3)
     B, W, H, C = 4, 7, 3, 2
@@ -211,6 +225,31 @@ def test_a_panel_forecasts_each_series_from_its_own_base():
     future = pd.MultiIndex.from_product([["b"], [n, n + 1]])
     alone = model.predict(pd.DataFrame(index=future))
     np.testing.assert_allclose(alone.to_numpy(), np.full(2, walk[-1]))
+
+
+def test_a_series_without_a_season_reverts_beside_seasonal_ones():
+    """A panel of seasonal series and one that reverts to its mean: that one gets the
+    reverting base (as it would alone), the seasonal ones keep theirs."""
+    n = 192
+    time = pd.date_range("2000-01", periods=n, freq="MS")
+    rng = np.random.default_rng(6)
+    t = np.arange(n)
+    seasonal = [20 + 3 * np.sin(2 * np.pi * t / 12) + rng.normal(0, 0.3, n) for _ in range(2)]
+    reverting = make_ar(n, phi=0.6, mean=50.0, sigma=2.0, random_state=0).to_numpy()
+    index = pd.MultiIndex.from_product([["s1", "s2", "ar"], time], names=["id", "time"])
+    y = pd.Series(np.concatenate([*seasonal, reverting]), index=index, name="y")
+    model = RNNForecaster(**TINY).fit(y)
+    assert model._seasonal_[:, 0].tolist() == [True, True, False]
+    assert model._revert_[2, 0, 0] < 0.9 and (model._revert_[:2] == [1.0, 0.0]).all()
+    model._weight_ = 0.0
+    forecast = model.predict(6)
+    np.testing.assert_allclose(
+        forecast.xs("ar", level=0).to_numpy(),
+        _base_alone(model, reverting[-1], 6, series=2),
+        rtol=1e-5,
+    )
+    # the seasonal ones are forecast by their seasonal base, not by a reversion
+    assert not np.allclose(forecast.xs("s1", level=0).to_numpy(), seasonal[0][-1])
 
 
 def test_a_model_pickled_before_the_reverting_base_forecasts_from_the_last_value():

@@ -37,7 +37,7 @@ def _train_batch(
     columns whose base is the seasonal one (period ``M``, over ``L // M`` years: see
     :func:`tsrnn._training.seasonal_base`). ``rev_pow`` (B, H, C) and ``rev_mu`` (B, C), or
     empty: ``phi**(k+1)`` and ``mu`` of each row's and column's reverting base
-    ``mu + phi**(k+1) * (y[t] - mu)`` (models without a seasonal base,
+    ``mu + phi**(k+1) * (y[t] - mu)`` (the rows and columns without a seasonal base,
     :func:`tsrnn._data.revert_base`; empty: the last value). ``noise`` (W, B, nf) standard normal
     draws scaled by ``noise_sd`` (nf,) and added to the first nf inputs (nf = 0: none).
 
@@ -78,11 +78,12 @@ def _train_batch(
             for c in range(C):
                 for b in range(B):
                     p = starts[b] + L + t  # the window's position t
-                    if revert:
-                        mu = rev_mu[b, c]
-                        base = mu + rev_pow[b, k, c] * (y[p, c] - mu)
-                    elif not seas[b, c]:
-                        base = y[p, c]
+                    if not seas[b, c]:
+                        if revert:
+                            mu = rev_mu[b, c]
+                            base = mu + rev_pow[b, k, c] * (y[p, c] - mu)
+                        else:
+                            base = y[p, c]
                     elif years == 1:
                         base = y[p + 1 + k - M, c]
                     else:  # seasonal_base's formula on the window's prefix sums
@@ -125,7 +126,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
     else:
         seas = np.zeros((B, C), dtype=bool)
     rev_pow, rev_mu = np.zeros((0, H, C)), np.zeros((0, C))
-    if not seasonal and problem.revert is not None:
+    if problem.revert is not None:
         series = np.searchsorted(plan.offsets, starts, side="right") - 1
         rows = problem.revert[series]  # float64, as the rest of the batch is computed
         rev_pow = np.stack([rows[..., 0] ** (k + 1) for k in range(H)], axis=1)

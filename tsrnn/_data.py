@@ -1369,10 +1369,12 @@ REVERT_PHIS = np.unique(
 )
 
 
-def revert_base(y, offsets, n_rows, horizon: int):
-    """The base of a model without a seasonal base, per series and column: (phi, mu) of the
+def revert_base(y, offsets, n_rows, horizon: int, mask=None):
+    """The base of series without a seasonal base, per series and column: (phi, mu) of the
     forecast ``mu + phi**k * (y[t] - mu)`` of ``y[t+k]`` (AR(1) reverting to the mean), where
     the series and column revert to their mean, else (1, 0): the last value, bit for bit.
+    ``mask`` (S, C) bool or None (all): the series and columns considered; the others keep
+    (1, 0) (in a panel, those with a seasonal base).
 
     ``y`` (N, C): the scaled rows of every series stacked, series ``i`` in rows
     ``offsets[i]:offsets[i + 1]``, of which the first ``n_rows[i]`` (the training rows) are
@@ -1413,6 +1415,10 @@ def revert_base(y, offsets, n_rows, horizon: int):
         if n - horizon - first < horizon or n < 3:
             continue
         group = np.flatnonzero(n_rows == n)
+        if mask is not None:
+            group = group[mask[group].any(axis=1)]
+            if not len(group):
+                continue
         rows = np.stack([y[offsets[i] : offsets[i] + n] for i in group])
         mu = rows.mean(axis=1)
         d = rows - mu[:, None]
@@ -1437,6 +1443,8 @@ def revert_base(y, offsets, n_rows, horizon: int):
             naive_err += np.abs(ahead - last).sum(axis=1)
             revert_err += np.abs(ahead - power[:, None] * last).sum(axis=1)
         keep = (den > 0) & (revert_err < REVERT_GATE * naive_err)
+        if mask is not None:
+            keep &= mask[group]
         if keep.any():
             taken = True
             g, c = np.nonzero(keep)

@@ -213,8 +213,8 @@ class Problem:
     # None: the lead is one season
     period: int | None = None
     # (S, C, 2): per series and column, phi and mu of the base ``mu + phi**k * (y[t] - mu)``
-    # of models without a seasonal base (:func:`revert_base`; phi 1 and mu 0: the last
-    # value, bit for bit); None: every base is the last value
+    # where it has no seasonal base (:func:`revert_base`; phi 1 and mu 0: the last value,
+    # bit for bit); None: every base without a season is the last value
     revert: np.ndarray | None = None
 
     @property
@@ -254,8 +254,8 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, reve
     row and column seasonal) or a (B, C) bool tensor of the rows and columns whose outputs are
     offsets from the seasonal base (:func:`seasonal_base`, period ``period``, over
     ``lead // period`` seasons; ``period=None``: one season of ``lead`` rows). ``revert``
-    (B, C, 2) tensor or None, models without a seasonal base only: each row's and column's
-    phi and mu, the base of y[t+k] then ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`).
+    (B, C, 2) tensor or None: each row's and column's phi and mu, the base of y[t+k] then
+    ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`) where it has no seasonal base.
 
     Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
     H*C) that the network's outputs are offsets from.
@@ -267,17 +267,19 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, reve
         level = level.repeat(1, 1, horizon)  # (B, 1, H*C), as the outputs are laid out
     parts = [y_win - level[..., : y_win.shape[-1]]]
     # the naive forecast of y[t+1 .. t+H] at each position t: y[t]
-    base = naive = y_win if horizon == 1 else y_win.repeat(1, 1, horizon)
-    if revert is not None and seasonal is None:
+    base = y_win if horizon == 1 else y_win.repeat(1, 1, horizon)
+    if revert is not None:
         phi, mu = revert[..., 0], revert[..., 1]  # (B, C) each
         # phi**k for k = 1 .. H, laid out as the outputs: (B, 1, H*C)
         powers = torch.cat([phi**k for k in range(1, horizon + 1)], dim=-1).unsqueeze(1)
         mus = mu.repeat(1, horizon).unsqueeze(1)
-        base = mus + powers * (naive - mus)
+        base = mus + powers * (base - mus)
     if seasonal is not None:
-        base = seasonal_base(block, W, horizon, lead, period or lead)
-        if seasonal is not True:
-            base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), base, naive)
+        seasons = seasonal_base(block, W, horizon, lead, period or lead)
+        if seasonal is True:
+            base = seasons
+        else:
+            base = torch.where(seasonal.repeat(1, horizon).unsqueeze(1), seasons, base)
         parts.append(base - level)
     if x_next is not None:
         parts.append(x_next)
@@ -359,7 +361,7 @@ def make_batch_torch(
     seasonal = revert = None
     if problem.seasonal is not None:
         seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
-    elif problem.revert is not None:
+    if problem.revert is not None:
         revert = _revert_rows(problem.revert, plan, starts, device, dtype)
     inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period, revert)
     targets = _steps_ahead(y_rows[:, L:], H) - base
@@ -923,8 +925,9 @@ def forecast(
         The season's length m of a seasonal model (``lead`` is a whole number of seasons);
         None: ``lead`` is one season.
     revert : ndarray (S, C, 2) or None
-        A model without a seasonal base: each series' and column's phi and mu, its base
-        ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`); None: the last value.
+        Each series' and column's phi and mu, its base ``mu + phi**k * (y[t] - mu)`` where
+        ``seasonal`` does not give it the seasonal one (:func:`revert_base`); None: the last
+        value.
 
     Returns
     -------
@@ -949,7 +952,7 @@ def forecast(
     Y[:, :LW] = torch.as_tensor(y_tail, device=device, dtype=dtype)
     if seasonal is not None:
         seasonal = True if seasonal.all() else torch.as_tensor(seasonal, device=device)
-    elif revert is not None:
+    if revert is not None:
         revert = torch.as_tensor(revert, device=device, dtype=dtype)
     X = None
     if x_tail is not None:

@@ -814,13 +814,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
         plan = WindowPlan(data.offsets, window, H, n_valid, lead, _series_order(data.ids))
-        # without a seasonal base: series that revert to their mean correct the base that
-        # reverts (phi, mu from the training rows), the others the last value
-        revert = (
-            revert_base(y_scaled, data.offsets, lengths - n_valid, window)
-            if seasonal is None
-            else None
-        )
+        # series and columns without a seasonal base that revert to their mean correct the
+        # base that reverts (phi, mu from the training rows), the others the last value
+        no_season = None if seasonal is None else ~seasonal
+        revert = revert_base(y_scaled, data.offsets, lengths - n_valid, window, no_season)
         problem = _training.Problem(y_scaled, x_scaled, plan, H, seasonal, period, revert)
         attrs = {
             "window_": window,
