@@ -23,15 +23,18 @@ def _ar(n, phi, rng, mean=0.0):
     return out + mean
 
 
-def _plain_phi(y, h):
-    """The phi of REVERT_PHIS whose forecasts of y[t+1 .. t+h] from the second half's
-    positions t have the least squared error, computed plainly."""
+def _plain_phi(y, h, lo=None, hi=None):
+    """The phi of REVERT_PHIS whose forecasts of y[t+1 .. t+h] from the positions
+    lo <= t < hi (default: the second half's) around y's mean have the least squared error,
+    computed plainly."""
     n = len(y)
+    lo = n // 2 if lo is None else lo
+    hi = n - h if hi is None else hi
     d = y - y.mean()
     losses = []
     for phi in REVERT_PHIS:
         loss = 0.0
-        for t in range(n // 2, n - h):
+        for t in range(lo, hi):
             for k in range(1, h + 1):
                 loss += (d[t + k] - phi**k * d[t]) ** 2
         losses.append(loss)
@@ -79,30 +82,60 @@ def test_reverting_series_take_it_trends_and_walks_keep_the_last_value():
 
 
 def test_the_backtest_decides_as_its_definition_says():
-    """The reverting base is taken where its errors over horizons 1..h from the second half's
-    positions are below REVERT_GATE of the last value's, computed here plainly."""
+    """The reverting base is taken where, out of sample, its errors over horizons 1..h from
+    the second half's positions t (phi fitted on the first half, mu the mean of the rows up
+    to t) are below REVERT_GATE of the last value's, computed here plainly."""
     rng = np.random.default_rng(1)
     h = 6
-    for trial in range(40):
-        n = int(rng.integers(30, 120))
+    taken = 0
+    for trial in range(60):
+        n = int(rng.integers(30, 160))
         y = np.cumsum(rng.normal(size=(n, 1)), axis=0) * rng.uniform(0, 1) + rng.normal(
             size=(n, 1)
         )
-        mu = y.mean()
-        phi = _plain_phi(y[:, 0], h)
+        half = n // 2
+        phi = _plain_phi(y[:half, 0], h, half // 2, half - h)
         naive = revert = 0.0
-        for t in range(n // 2, n - h):
+        for t in range(half, n - h):
+            mu = y[: t + 1, 0].mean()
             for k in range(1, h + 1):
                 naive += abs(y[t + k, 0] - y[t, 0])
                 revert += abs(y[t + k, 0] - (mu + phi**k * (y[t, 0] - mu)))
         base = revert_base(y, [0, n], [n], h)
-        enough = n - h - n // 2 >= h
+        enough = n - h - half >= h and half - h - half // 2 >= h
         assert (base is not None) == (enough and revert < REVERT_GATE * naive), trial
+        if base is not None:
+            taken += 1
+            # the base itself: the mean of every row, phi fitted on the second half
+            assert base[0, 0, 0] == _plain_phi(y[:, 0], h)
+            np.testing.assert_allclose(base[0, 0, 1], y.mean(), rtol=1e-12)
+    assert 5 < taken < 55  # both outcomes are tried
+
+
+def test_random_walks_and_trends_rarely_take_it_stationary_series_mostly_do():
+    """The backtest is out of sample: judged on the rows it was fitted to (the mean of all of
+    them known at every origin) it took about half of all random walks and most noisy
+    trends, where the base forecast worse than the last value."""
+    rng = np.random.default_rng(7)
+    n, h = 150, 12
+    counts = {}
+    for kind in ("walk", "trend", "ar"):
+        taken = 0
+        for _ in range(100):
+            if kind == "walk":
+                y = np.cumsum(rng.normal(size=n))
+            elif kind == "trend":
+                y = 0.1 * np.arange(n) + 5 * rng.normal(size=n)
+            else:
+                y = _ar(n, 0.5, rng)
+            taken += revert_base(y[:, None], [0, n], [n], h) is not None
+        counts[kind] = taken
+    assert counts["walk"] <= 25 and counts["trend"] <= 10 and counts["ar"] >= 90, counts
 
 
 def test_a_panel_is_decided_series_by_series():
     rng = np.random.default_rng(2)
-    lengths = [80, 120, 80, 200, 120, 9]
+    lengths = [160, 120, 160, 200, 120, 9]
     series = [
         _ar(lengths[0], 0.5, rng),
         np.cumsum(rng.normal(0.5, 1.0, lengths[1])),
@@ -124,8 +157,8 @@ def test_a_panel_is_decided_series_by_series():
 
 def test_a_mask_leaves_the_other_series_and_columns_to_their_seasonal_base():
     rng = np.random.default_rng(5)
-    n = 150
-    y = np.column_stack([_ar(2 * n, 0.5, rng), _ar(2 * n, 0.7, rng)])
+    n = 200
+    y = np.column_stack([_ar(2 * n, 0.5, rng), _ar(2 * n, 0.5, rng)])
     offsets, n_rows = [0, n, 2 * n], [n, n]
     every = revert_base(y, offsets, n_rows, 8)
     assert (every[..., 0] != 1.0).all()
@@ -230,7 +263,7 @@ def test_a_panel_forecasts_each_series_from_its_own_base():
 def test_a_series_without_a_season_reverts_beside_seasonal_ones():
     """A panel of seasonal series and one that reverts to its mean: that one gets the
     reverting base (as it would alone), the seasonal ones keep theirs."""
-    n = 192
+    n = 300  # the backtest needs 8 windows of training rows
     time = pd.date_range("2000-01", periods=n, freq="MS")
     rng = np.random.default_rng(6)
     t = np.arange(n)
