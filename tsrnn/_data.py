@@ -1360,8 +1360,8 @@ def backtest_scores(data: SeriesData, period: int, mask, n_rows, candidates):
 
 
 # the reverting base is taken where its out-of-sample backtest errors are below this share of
-# the last value's (simulated random walks of 100-300 rows pass 13-16% of the time, stationary
-# AR(0.9) series 58-89%; sunspots come out at 0.94)
+# the last value's (simulated random walks of 100-300 rows pass 12-16% of the time, stationary
+# AR(0.9) series 53-88%: benchmarks/bench_revert.py; sunspots come out at 0.94)
 REVERT_GATE = 0.95
 # the phis revert_base chooses from: every 0.05 from -0.95 to 0.9, then 80 steps to 0.9999
 # that halve the distance to 1 every 8 or so (slow reversions: monthly sunspots take 0.97)
