@@ -387,6 +387,75 @@ def test_jit_trace_records_a_model_for_any_sequence_length(kind, frozen):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
 
 
+class _Net(torch.nn.Module):
+    """A user's model holding a layer."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.rnn = layer
+        self.head = torch.nn.Linear(layer.hidden_size * (1 + layer.bidirectional), 1)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out)
+
+
+class _NetWithState(torch.nn.Module):
+    """A user's model returning the layer's outputs and state."""
+
+    def __init__(self, layer):
+        super().__init__()
+        self.rnn = layer
+
+    def forward(self, x):
+        return self.rnn(x)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script:DeprecationWarning")
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_jit_script_scripts_the_torch_nn_layer_with_the_same_parameters(kind):
+    """The kernels are not TorchScript: torch.jit.script failed inside its compiler. It now
+    scripts the torch.nn layer of the same arguments, holding the layer's own parameters.
+    (A torch.nn layer scripted on its own has no callable forward, its forward being
+    overloaded: it is scripted inside a model, as here.)"""
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 3, 4, 2, True, True, True, torch.float64)
+    ours.train(False)
+    ref.train(False)
+    scripted = torch.jit.script(_NetWithState(ours))
+    x = torch.randn(2, 6, 3, dtype=torch.float64)
+    (out, state), (want, want_state) = scripted(x), ref(x)
+    torch.testing.assert_close(out, want, **TOL[torch.float64])
+    for a, b in zip(*[s if isinstance(s, tuple) else (s,) for s in (state, want_state)]):
+        torch.testing.assert_close(a, b, **TOL[torch.float64])
+    assert not scripted.rnn.training
+    # the same tensors: an optimizer step on the layer reaches the scripted module
+    with torch.no_grad():
+        ours.weight_hh_l0.mul_(0.5)
+    assert not torch.allclose(scripted(x)[0], out)
+    net = _Net(ours).double()
+    torch.testing.assert_close(torch.jit.script(net)(x), net(x), **TOL[torch.float64])
+    # on its own it scripts as torch.nn's layer does
+    assert type(torch.jit.script(ours)) is type(torch.jit.script(ref))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch.export's notes on its own ops
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_relu"])
+def test_torch_export_exports_torch_nn_op(kind, strict):
+    """torch.export traced into the kernels and failed with torch-internal errors; it now
+    records torch.nn's op, with torch.nn's results."""
+    torch.manual_seed(0)
+    ours, _ = _pair(kind, 3, 4, 1, False, True, True, torch.float32)
+    x = torch.randn(2, 5, 3)
+    net = _Net(ours).eval()
+    program = torch.export.export(net, (x,), strict=strict)
+    y = torch.randn(2, 5, 3)
+    torch.testing.assert_close(program.module()(y), net(y), rtol=1e-5, atol=1e-6)
+    # and the layer runs its kernels again after the export
+    assert not tnn._exporting()
+
+
 @pytest.mark.parametrize("frozen", ["parameters", "no_grad"])
 @pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_tanh"])
 def test_forward_mode_ad_keeps_the_tangent(kind, frozen):

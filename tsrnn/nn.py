@@ -48,9 +48,10 @@ Python 3.14) after a Numba kernel ran run the kernels and torch's operations on 
 GNU OpenMP, Numba's and torch's thread pool here, cannot start threads in such a child, so
 tsrnn sets both to one thread there (as torch's ``DataLoader`` does in its workers). For more
 threads a worker, start workers with ``spawn`` or ``forkserver`` (joblib's default ``loky``
-backend does). ``torch.jit.script`` and ``torch.export`` are not supported
-(they need the layers' code in TorchScript or traceable by Dynamo); for those, load the
-``state_dict`` into the ``torch.nn`` layer, which it fits both ways.
+backend does). ``torch.jit.script`` scripts the ``torch.nn`` layer of the same arguments,
+holding the layer's own parameters (``__prepare_scriptable__``), and ``torch.export``
+records torch.nn's op: the kernels are neither TorchScript nor traceable, and the results
+are torch.nn's.
 
 Under ``torch.compile`` the layers' forward and the functional forms are opaque to Dynamo
 (``torch.compiler.disable``): a compiled model breaks its graph there and runs the layer
@@ -126,6 +127,12 @@ def _autocast_check():
 
 
 _autocast_active = _autocast_check()
+
+
+def _exporting() -> bool:
+    """Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``, torch 2.5+)."""
+    is_exporting = getattr(torch.compiler, "is_exporting", None)
+    return bool(is_exporting and is_exporting())
 
 
 def _opaque_to_dynamo(fn):
@@ -887,6 +894,39 @@ class _KernelRNNMixin:
         super().__setstate__(state)
         self.__dict__.setdefault("backend", "auto")
 
+    def __prepare_scriptable__(self):
+        """What ``torch.jit.script`` scripts in this layer's place: the ``torch.nn`` layer of
+        the same arguments, holding this layer's parameters (the same tensors, not copies).
+        The kernels are not TorchScript; torch.nn's op is, with torch.nn's results."""
+        base = next(c for c in type(self).__mro__ if c.__module__.startswith("torch.nn"))
+        w = self.weight_ih_l0
+        kwargs = dict(
+            num_layers=self.num_layers,
+            bias=self.bias,
+            batch_first=self.batch_first,
+            dropout=self.dropout,
+            bidirectional=self.bidirectional,
+            device=w.device,
+            dtype=w.dtype,
+        )
+        if base is torch.nn.RNN:
+            kwargs["nonlinearity"] = self._nonlinearity()
+        if base is torch.nn.LSTM:
+            kwargs["proj_size"] = self.proj_size
+        twin = base(self.input_size, self.hidden_size, **kwargs)
+        for name in self._flat_weights_names:
+            setattr(twin, name, getattr(self, name))
+        return twin.train(self.training)
+
+    def _forward(self, input, hx):
+        if _exporting():
+            # torch.export traces torch.nn's op (its graph cannot hold the kernels, which
+            # write through NumPy): the same module and parameters, torch.nn's results
+            if self.mode.startswith("RNN_"):
+                self._nonlinearity()  # checked on every path
+            return super().forward(input, hx)
+        return self._run(input, hx)
+
     def _check_input(self, x):
         if not isinstance(x, torch.Tensor):
             raise TypeError(
@@ -1106,7 +1146,7 @@ class RNN(_KernelRNNMixin, torch.nn.RNN):
         self._init_backend(backend)
 
     def forward(self, input, hx=None):
-        return self._run(input, hx)
+        return self._forward(input, hx)
 
 
 class GRU(_KernelRNNMixin, torch.nn.GRU):
@@ -1134,7 +1174,7 @@ class GRU(_KernelRNNMixin, torch.nn.GRU):
         self._init_backend(backend)
 
     def forward(self, input, hx=None):
-        return self._run(input, hx)
+        return self._forward(input, hx)
 
 
 class LSTM(_KernelRNNMixin, torch.nn.LSTM):
@@ -1162,4 +1202,4 @@ class LSTM(_KernelRNNMixin, torch.nn.LSTM):
         self._init_backend(backend)
 
     def forward(self, input, hx=None):
-        return self._run(input, hx)
+        return self._forward(input, hx)
