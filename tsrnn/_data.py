@@ -1496,7 +1496,8 @@ def auto_window(period: int, usable: int, horizon: int) -> int:
     """Window length for ``window='auto'``: about two seasons, capped, and fitted to the data.
 
     ``usable`` is the number of rows of the shortest series available to training windows.
-    The window leaves room for at least half as many training windows as its own length.
+    The window leaves room for at least as many training windows as its own length: it is
+    at most half of ``usable - horizon + 1``.
 
     Examples
     --------

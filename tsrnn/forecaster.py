@@ -463,9 +463,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         Length of the training subsequences, and the context read when forecasting.
         ``'auto'``: two seasonal periods of the data's frequency (12 for monthly data, 4
         quarterly, 7 daily, 24 hourly; at least 12, at most 64), shortened so that the
-        shortest series still yields as many training windows as half the window length,
-        and never below 2. Each window is centred on its own mean, so a window of one value
-        would read as 0: an int window is at least 2.
+        shortest series still yields at least as many training windows as the window is
+        long (at most half its rows left for training), and never below 2. Each window is
+        centred on its own mean, so a window of one value would read as 0: an int window is
+        at least 2.
     horizon : int, default=1
         Steps the network emits at once with ``strategy='direct'``; only used there.
     strategy : {'recursive', 'direct'}, default='recursive'
