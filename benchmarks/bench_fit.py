@@ -173,8 +173,10 @@ def fit_plain(name, seed=0, n_rows=None):
 
 def peak_memory_mb(side, name):
     """Peak resident memory (MiB) of a fresh process during one fit, above what it held before
-    the fit (interpreter, torch, numba and the data loaded): the kernel's high-water mark is
-    reset just before the fit (``/proc/self/clear_refs``), then read back (``VmHWM``)."""
+    the fit (interpreter, torch, numba, the data loaded, and what the allocators kept from a
+    400-row warm-up fit of the same side: the growth a fit adds, not its whole footprint): the
+    kernel's high-water mark is reset just before the fit (``/proc/self/clear_refs``), then
+    read back (``VmHWM``)."""
     code = (
         f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r});"
         "import bench_fit as b; b.setup_threads();"
