@@ -523,3 +523,74 @@ def test_a_season_that_repeats_exactly_warns_nothing():
         warnings.simplefilter("error", RuntimeWarning)
         model = RNNForecaster(hidden_size=4, max_epochs=1, random_state=0).fit(y)
     assert model._seasonal_ is not None
+
+
+def _plain_seasonal_beats_last(x, m, years):
+    """The decision of _data.panel_seasons for one series, computed plainly."""
+    n = len(x)
+    seasonal = last = 0.0
+    for t in range(years * m - 1, n - m):
+        for k in range(m):
+            offsets = 0.0
+            for j in range(1, years + 1):
+                e = t - (j - 1) * m
+                offsets += x[t + 1 + k - j * m] - x[e - m + 1 : e + 1].mean()
+            base = x[t - m + 1 : t + 1].mean() + offsets / years
+            seasonal += abs(x[t + 1 + k] - base)
+            last += abs(x[t + 1 + k] - x[t])
+    return seasonal < last
+
+
+@pytest.mark.parametrize("trial", range(6))
+def test_panel_seasons_decides_as_its_definition_says(trial):
+    """In a panel at least half seasonal, a series the test missed takes the seasonal base
+    where the base over `years` seasons forecasts its next seasons better than its last
+    value does; the others keep the test's answer."""
+    rng = np.random.default_rng(trial)
+    m, years, S = 4, int(rng.choice([1, 2, 4])), 6
+    lengths = rng.integers(30, 70, S)
+    series = []
+    for n in lengths:
+        season = np.tile(rng.normal(0, rng.uniform(0, 2), m), n // m + 1)[:n]
+        walk = np.cumsum(rng.normal(0, rng.uniform(0, 1), n))
+        series.append(season + walk + rng.normal(0, 1, n))
+    index = pd.MultiIndex.from_tuples([(i, t) for i, n in enumerate(lengths) for t in range(n)])
+    data = check_target(pd.Series(np.concatenate(series), index=index), "y")
+    mask = np.array([[True], [True], [True], [False], [False], [False]])
+    got = _data.panel_seasons(data, m, mask, lengths, years)
+    expected = [True] * 3 + [
+        bool(_plain_seasonal_beats_last(series[i], m, years)) for i in range(3, S)
+    ]
+    assert got[:, 0].tolist() == expected
+    # kept: a series that takes the reverting base is not pooled
+    keep = np.zeros((S, 1), dtype=bool)
+    keep[3:] = True
+    assert _data.panel_seasons(data, m, mask, lengths, years, keep).tolist() == mask.tolist()
+    # fewer than half seasonal, or one series: the test's answer stands
+    fewer = np.array([[True], [True], [False], [False], [False], [False]])
+    assert _data.panel_seasons(data, m, fewer, lengths, years).tolist() == fewer.tolist()
+    one = check_target(series[3], "y")
+    assert not _data.panel_seasons(one, m, np.array([[False]]), [lengths[3]], years).any()
+
+
+def test_a_panel_gives_a_season_the_test_missed_the_seasonal_base():
+    """The tourism panel's short noisy series: the seasonality test, on each series alone,
+    misses a season its neighbours show, and the global model forecast it from its last
+    value. A random walk in the same panel keeps the last value."""
+    m, n = 4, 64
+    season = np.tile([3.0, -1.0, 0.0, -2.0], n // m)
+    rows = [20 + season + np.random.default_rng(10 + i).normal(0, 1, n) for i in range(3)]
+    hidden = 20 + season + np.random.default_rng(3).normal(0, 2.5, n)
+    assert not seasonal_mask(check_target(hidden, "y"), m).any()  # missed on its own
+    walk = 20 + np.cumsum(np.random.default_rng(4).normal(0, 1, n))
+    time = pd.period_range("2000Q1", periods=n, freq="Q")
+    y = pd.concat(
+        {k: pd.Series(v, index=time) for k, v in zip("abcdw", [*rows, hidden, walk])},
+        names=["id", "quarter"],
+    )
+    model = RNNForecaster(**TINY).fit(y)
+    assert model._seasonal_[:, 0].tolist() == [True, True, True, True, False]
+    model._weight_ = 0.0  # the base alone
+    forecast = model.predict(4)
+    assert np.ptp(forecast.xs("d", level=0).to_numpy()) > 1.0  # a season, not a flat line
+    np.testing.assert_allclose(forecast.xs("w", level=0).to_numpy(), np.full(4, walk[-1]))

@@ -1359,6 +1359,72 @@ def backtest_scores(data: SeriesData, period: int, mask, n_rows, candidates):
     return scores, counted
 
 
+def panel_seasons(data: SeriesData, period: int, mask: np.ndarray, n_rows, years: int, keep=None):
+    """The seasonal mask of a panel, with the series that :func:`seasonal_mask` misses given
+    the seasonal base where most of the panel is seasonal and the base forecasts them better
+    than their last value: (S, C) bool, ``mask`` or more.
+
+    The seasonality test reads each series alone, and a short one (the tourism panel's 44-68
+    quarters) can hide a season in its noise that its neighbours show; the global model then
+    forecast it from its last value. Where at least half of the panel's series are found
+    seasonal in a column, each one that is not is backtested as :func:`seasonal_years` does:
+    from every position ``t`` with ``years`` seasons before it (the last
+    ``BACKTEST_VALUES // m`` on long series), the next season ``y[t+1 .. t+m]`` is forecast
+    by the seasonal base over ``years`` seasons and by the last value ``y[t]``, over the first
+    ``n_rows`` rows. The base has no parameters fitted to the data, so these are out-of-sample
+    errors; the series takes the seasonal base where its absolute errors sum less. A series
+    with fewer than ``m`` such positions keeps what the test found. One series alone
+    (``S == 1``) is never pooled. ``keep`` (S, C) bool or None: series and columns left as
+    they are (the forecaster's: those that take the reverting base of :func:`revert_base`,
+    which forecasts a stationary series better than either).
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> t = np.arange(60)
+    >>> season = np.tile([3.0, -1.0, 0.0, -2.0], 15)
+    >>> rows = [season + rng.normal(0, 1.5, 60) for _ in range(3)]
+    >>> rows.append(np.cumsum(rng.normal(size=60)))  # a random walk
+    >>> data = check_target(pd.Series(np.concatenate(rows), index=pd.MultiIndex.from_product(
+    ...     [list("abcd"), t])), "y")
+    >>> panel_seasons(data, 4, np.array([[True], [True], [False], [False]]), [60] * 4, 4)
+    array([[ True],
+           [ True],
+           [ True],
+           [False]])
+    """
+    S, C = mask.shape
+    if S < 2 or not mask.any():
+        return mask
+    m = period
+    rows = np.array([int(n) for n in n_rows])
+    out = mask.copy()
+    for c in range(C):
+        if 2 * int(mask[:, c].sum()) < S:
+            continue
+        todo = np.flatnonzero(~mask[:, c] & (True if keep is None else ~keep[:, c]))
+        for n in np.unique(rows[todo]):
+            group = todo[rows[todo] == n]
+            # positions t (steps t+1 .. t+m are forecast), years seasons of history before them
+            lo = max(years * m - 1, n - m - max(BACKTEST_VALUES // m, 1))
+            origins = np.arange(lo, n - m)
+            if len(origins) < m:
+                continue
+            y = np.stack([data.series(i)[:n, c] for i in group])  # (G, n)
+            cs = np.concatenate([np.zeros((len(group), 1)), np.cumsum(y, axis=1)], axis=1)
+            means = np.full(y.shape, np.nan)
+            means[:, m - 1 :] = (cs[:, m:] - cs[:, :-m]) / m  # A(e): mean of y[e-m+1 .. e]
+            ahead = origins[:, None] + 1 + np.arange(m)  # (T, m) rows forecast
+            offsets = np.zeros((len(group), *ahead.shape))
+            for j in range(1, years + 1):
+                offsets += y[:, ahead - j * m] - means[:, origins - (j - 1) * m, None]
+            base = means[:, origins, None] + offsets / years
+            seasonal_err = np.abs(y[:, ahead] - base).sum(axis=(1, 2))
+            last_err = np.abs(y[:, ahead] - y[:, origins][:, :, None]).sum(axis=(1, 2))
+            out[group, c] = seasonal_err < last_err
+    return out
+
+
 # the reverting base is taken where its out-of-sample backtest errors are below this share of
 # the last value's (simulated random walks of 100-300 rows pass 12-16% of the time, stationary
 # AR(0.9) series 53-88%: benchmarks/bench_revert.py; sunspots come out at 0.94)

@@ -54,6 +54,7 @@ from tsrnn._data import (
     n_valid_rows,
     paired_by_position,
     panel_blocks,
+    panel_seasons,
     refuse_pandas_collections,
     revert_base,
     row_numbers,
@@ -429,11 +430,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
     The network predicts corrections to a naive forecast: the last value, or, for series that
     are seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
-    seasonality test on the series' differences), a seasonal base, which it also reads as
-    an input: the seasonal naive forecast ``y[t-m]``, or its average over up to 8 past
-    seasons, each taken relative to its season's mean and put on the last season's mean
-    (as many seasons as forecast the training rows best: one where the season changes from
-    year to year, more where noise hides a steady one). A series without a season that
+    seasonality test on the series' differences; in a panel mostly seasonal, also a series
+    the test missed where the seasonal base forecasts it better than its last value), a
+    seasonal base, which it also reads as an input: the seasonal naive forecast ``y[t-m]``,
+    or its average over up to 8 past seasons, each taken relative to its season's mean and
+    put on the last season's mean (as many seasons as forecast the training rows best: one
+    where the season changes from year to year, more where noise hides a steady one). A
+    series without a season that
     wanders around a level (changes, growth rates: where this base forecasts its training
     rows better than its last value, in a backtest) gets the base that reverts to that level,
     ``mu + phi**k * (y[t] - mu)`` k steps ahead, mu its training rows' mean and phi the
@@ -819,6 +822,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         # base that reverts (phi, mu from the training rows), the others the last value
         no_season = None if seasonal is None else ~seasonal
         revert = revert_base(y_scaled, data.offsets, lengths - n_valid, window, no_season)
+        if seasonal is not None:
+            # in a panel mostly seasonal, the series whose season the test missed take the
+            # seasonal base where it forecasts them better than their last value (those that
+            # revert to their mean keep that base)
+            reverts = None if revert is None else (revert[..., 0] != 1) | (revert[..., 1] != 0)
+            seasonal = panel_seasons(data, period, seasonal, lengths, years, reverts)
         problem = _training.Problem(y_scaled, x_scaled, plan, H, seasonal, period, revert)
         attrs = {
             "window_": window,
