@@ -430,25 +430,22 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
 
     The network predicts corrections to a naive forecast: the last value, or, for series that
     are seasonal (the frequency's period ``m``, e.g. 12 for monthly data, confirmed by the M4
-    seasonality test on the series' differences; in a panel mostly seasonal, also a series
-    the test missed where the seasonal base forecasts it better than its last value), a
-    seasonal base, which it also reads as an input: the seasonal naive forecast ``y[t-m]``,
-    or its average over up to 8 past seasons, each taken relative to its season's mean and
-    put on the last season's mean (as many seasons as forecast the training rows best: one
-    where the season changes from year to year, more where noise hides a steady one). A
-    series without a season that
-    wanders around a level (changes, growth rates: where this base forecasts its training
+    seasonality test on the series' differences; in a panel mostly seasonal, also a series the
+    test missed where the seasonal base forecasts it better than its last value), a seasonal
+    base, which it also reads as an input: the seasonal naive forecast ``y[t-m]``, or its
+    average over up to 8 past seasons, each taken relative to its season's mean and put on the
+    last season's mean (as many seasons as forecast the training rows best: one where the season
+    changes from year to year, more where noise hides a steady one). A series without a season
+    that wanders around a level (changes, growth rates: where this base forecasts its training
     rows better than its last value, in a backtest) gets the base that reverts to that level,
     ``mu + phi**k * (y[t] - mu)`` k steps ahead, mu its training rows' mean and phi the
     reversion rate that forecasts them best over ``window_`` steps. During training its
-    target-derived
-    inputs get noise (2 times the sd of the series' one-step changes), so that recursive
-    forecasts, which feed it its own outputs, stay stable. After training, the weight of its
-    outputs on the base (0, 0.25, ..., 1) is chosen by the error of recursive forecasts of
-    the validation rows, so a network that forecasts worse than its base is shrunk towards
-    it (with at least 50 validation values; else the weight is 1). A series (column) that
-    was constant throughout training is forecast by its base alone. See
-    ``docs/api-notes.md``.
+    target-derived inputs get noise (2 times the sd of the series' one-step changes), so that
+    recursive forecasts, which feed it its own outputs, stay stable. After training, the weight
+    of its outputs on the base (0, 0.25, ..., 1) is chosen by the error of recursive forecasts
+    of the validation rows, so a network that forecasts worse than its base is shrunk towards it
+    (with at least 50 validation values; else the weight is 1). A series (column) that was
+    constant throughout training is forecast by its base alone. See ``docs/api-notes.md``.
 
     Parameters
     ----------
