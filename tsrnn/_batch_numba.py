@@ -11,10 +11,11 @@ and mixed panels, several steps ahead, float32 and float64).
 Layout, as in :func:`tsrnn._training.make_inputs` (block row ``i`` of a window starting at
 ``s`` is ``y[s + i]``; ``L`` lead rows, ``W`` positions, ``H`` steps ahead, ``C`` targets,
 ``K`` covariates): the input at position ``t`` is ``y[s+L+t] - level`` (C), then, for seasonal
-models, the base ``y[s+1+t+k] - level`` for ``k < H`` (H*C; the naive ``y[s+L+t]`` for the
-columns that are not seasonal), then the covariates ``x[s+L+1+t+k]`` (H*K); the target is
-``y[s+L+1+t+k] - base``, the base of a model without a seasonal one being ``y[s+L+t]`` or, for
-the series and columns that revert to their mean, ``mu + phi**(k+1) * (y[s+L+t] - mu)``.
+models, the base ``y[s+1+t+k] - level`` for ``k < H`` (H*C; for the columns that are not
+seasonal, their base below), then the covariates ``x[s+L+1+t+k]`` (H*K); the target is
+``y[s+L+1+t+k] - base``, the base of the series and columns without a seasonal one (in any
+model) being ``y[s+L+t]`` or, for those that revert to their mean,
+``mu + phi**(k+1) * (y[s+L+t] - mu)``.
 ``level`` is the mean of the window's ``W`` target rows.
 """
 

@@ -48,10 +48,10 @@ Python 3.14) after a Numba kernel ran run the kernels and torch's operations on 
 GNU OpenMP, Numba's and torch's thread pool here, cannot start threads in such a child, so
 tsrnn sets both to one thread there (as torch's ``DataLoader`` does in its workers). For more
 threads a worker, start workers with ``spawn`` or ``forkserver`` (joblib's default ``loky``
-backend does). ``torch.jit.script`` scripts the ``torch.nn`` layer of the same arguments,
-holding the layer's own parameters (``__prepare_scriptable__``), and ``torch.export``
-records torch.nn's op: the kernels are neither TorchScript nor traceable, and the results
-are torch.nn's.
+backend does). ``torch.export`` records torch.nn's op while it exports (the kernels are not
+traceable; the results are torch.nn's). ``torch.jit.script`` raises a ``RuntimeError`` naming
+that and the other way: a model holding the ``torch.nn`` layer loaded with this one's
+``state_dict``.
 
 Under ``torch.compile`` the layers' forward and the functional forms are opaque to Dynamo
 (``torch.compiler.disable``): a compiled model breaks its graph there and runs the layer
@@ -895,28 +895,18 @@ class _KernelRNNMixin:
         self.__dict__.setdefault("backend", "auto")
 
     def __prepare_scriptable__(self):
-        """What ``torch.jit.script`` scripts in this layer's place: the ``torch.nn`` layer of
-        the same arguments, holding this layer's parameters (the same tensors, not copies).
-        The kernels are not TorchScript; torch.nn's op is, with torch.nn's results."""
+        """``torch.jit.script`` calls this first: it raises a ``RuntimeError`` naming what
+        works. The kernels are not TorchScript, and handing torch a ``torch.nn`` layer in this
+        one's place would not do: torch writes what this returns into the user's own model,
+        which would then run torch.nn's op, without ``backend``, even where scripting failed."""
         base = next(c for c in type(self).__mro__ if c.__module__.startswith("torch.nn"))
-        w = self.weight_ih_l0
-        kwargs = dict(
-            num_layers=self.num_layers,
-            bias=self.bias,
-            batch_first=self.batch_first,
-            dropout=self.dropout,
-            bidirectional=self.bidirectional,
-            device=w.device,
-            dtype=w.dtype,
+        raise RuntimeError(
+            f"torch.jit.script cannot compile {type(self).__name__} from tsrnn.nn: its kernels "
+            "are not TorchScript (and torch.jit.script is deprecated). Use "
+            "torch.export.export(model, args), which records torch.nn's op for this layer, or "
+            f"script a model holding torch.nn.{base.__name__} with the same arguments and "
+            "this layer's state_dict (the same parameters and results)."
         )
-        if base is torch.nn.RNN:
-            kwargs["nonlinearity"] = self._nonlinearity()
-        if base is torch.nn.LSTM:
-            kwargs["proj_size"] = self.proj_size
-        twin = base(self.input_size, self.hidden_size, **kwargs)
-        for name in self._flat_weights_names:
-            setattr(twin, name, getattr(self, name))
-        return twin.train(self.training)
 
     def _forward(self, input, hx):
         if _exporting():
