@@ -1149,6 +1149,44 @@ def test_warmup_takes_one_name_or_several_and_names_bad_ones():
         tsrnn.warmup(cells=None)
 
 
+def test_warmup_compiles_what_a_fit_and_the_layers_use():
+    """The README: warmup() compiles (or loads) every kernel up front. In a fresh process,
+    after it, a default fit, a forecast and each layer's forward and backward compile no new
+    Numba signature (the fused head's adding form was missed)."""
+    import subprocess
+    import sys
+
+    code = """
+import numba, numpy as np, torch, tsrnn, tsrnn.nn
+from numba.core.registry import CPUDispatcher
+tsrnn.warmup()
+def signatures():
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if name.startswith(("tsrnn", "kernels")):
+            for attr, value in vars(module).items():
+                if isinstance(value, CPUDispatcher):
+                    found[f"{name}.{attr}"] = len(value.signatures)
+    return found
+import sys
+before = signatures()
+y = np.sin(np.arange(200) / 3)
+for dtype in ("float32", "float64"):
+    model = tsrnn.RNNForecaster(hidden_size=4, max_epochs=3, dtype=dtype, random_state=0)
+    model.fit(y).predict(5)
+for cls in (tsrnn.nn.RNN, tsrnn.nn.GRU, tsrnn.nn.LSTM):
+    for dtype in (torch.float32, torch.float64):
+        layer = cls(2, 3, num_layers=2, bidirectional=True).to(dtype)
+        x = torch.randn(5, 4, 2, dtype=dtype, requires_grad=True)
+        layer(x)[0].sum().backward()
+after = signatures()
+print({k: (before.get(k, 0), v) for k, v in after.items() if v != before.get(k, 0)})
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "{}", out.stdout
+
+
 def test_omp_num_threads_bounds_the_kernels_also_where_numba_came_first():
     """The documented rule (OMP_NUM_THREADS honoured when NUMBA_NUM_THREADS is unset) held only
     where tsrnn was imported before Numba."""

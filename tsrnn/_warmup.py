@@ -56,9 +56,11 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
     from tsrnn._data import WindowPlan
     from tsrnn._training import Problem
     from tsrnn.kernels.common import numba_head
+    from tsrnn.kernels.common.numba_config import start_pool
 
     problem = Problem(np.zeros((4, 1)), None, WindowPlan([0, 4], 2, 1, [0]), 1)
     start = time.perf_counter()
+    start_pool()  # the thread pool's starter, which the first layer call runs
     for name in dtypes:
         # the input projection and the weight gradients are formed inside the kernels
         # (forward_projected, backward_with_weight_grads), compiled with them below
@@ -73,6 +75,8 @@ def warmup(cells=CELLS, dtypes=("float32", "float64"), *, verbose=False) -> floa
         numba_head._backward_parallel(a, a, a, 1.0, a.copy(), a.copy(), a[0].copy())
         numba_head.sum_squares(np.zeros((1, 1, 1), dtype=name))  # the GRU's fused head
         numba_head.head_grads(np.zeros((1, 1, 2)), dtype)
+        # and the form that adds into gradients already held (a fit's fused GRU head)
+        numba_head.add_head_grads(np.zeros((1, 1, 2)), np.zeros((1, 1), name), np.zeros(1, name))
     for cell in cells:
         kernel = get_kernel(cell, "numba")
         G = kernel.GATES
