@@ -1235,18 +1235,26 @@ def test_a_panel_in_long_layout_is_read_with_id_col(tmp_path, capsys):
         err = _fails(["forecast", *data, "-H", "2", *FAST], capsys)
         assert "looks like a panel in long layout, one series per 'shop'" in err
         assert "--id-col shop" in err and "aggregate" not in err
-    assert "--id-col shop --time-col month" in _fails(["forecast", path, "-H", "2"], capsys)
+    # with --id-col the time column is the first other one: month here, named only elsewhere
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "read it as one with --id-col shop, which" in err
+    moved = tmp_path / "moved.csv"
+    pd.read_csv(path)[["shop", "sales", "month"]].to_csv(moved, index=False)
+    assert "--id-col shop --time-col month" in _fails(["forecast", moved, "-H", "2"], capsys)
     refusals = {
         "give the file": ["--dataset", "air_passengers", "--id-col", "shop"],
         "needs a time column": [path, "--id-col", "shop", "--no-time-col"],
         "fit a panel with covariates in Python": [
             path, "--id-col", "shop", "--covariates", "sales", "--future", path,
         ],
-        "is the time column too": [path, "--id-col", "shop"],
         "no column 'store' (--id-col)": [path, "--id-col", "store", "--time-col", "month"],
     }
     for message, argv in refusals.items():
         assert message in _fails(["forecast", *argv, "-H", "2"], capsys)
+    # --id-col alone: the time column is the first column other than the ids (it was refused
+    # as "the time column too", the first column by default)
+    code, alone, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0 and alone == out
 
 
 def test_dated_future_rows_after_step_numbers_are_refused_in_the_commands_terms(

@@ -234,8 +234,8 @@ def build_parser():
         "--time-col",
         metavar="COLUMN",
         help="column holding the time stamps (dates, or whole numbers counting steps); "
-        "default: the first column. Midnight may be a bare date (2021-01-01, 2021-01-01 "
-        "01:00, ...), as Excel and R write it",
+        "default: the first column (with --id-col, the first other column). Midnight may "
+        "be a bare date (2021-01-01, 2021-01-01 01:00, ...), as Excel and R write it",
     )
     data.add_argument(
         "--no-time-col",
@@ -916,7 +916,11 @@ def _read_csv(path, args):
     if args.no_time_col:
         frame.index = pd.RangeIndex(len(frame), name="step")  # the output CSV's first header
         return frame
-    time_col = frame.columns[0] if args.time_col is None else args.time_col
+    id_col = getattr(args, "id_col", None)
+    if args.time_col is not None:
+        time_col = args.time_col
+    else:  # the first column, or with --id-col the first other one (id, time, values)
+        time_col = next((c for c in frame.columns if c != id_col), frame.columns[0])
     if time_col not in frame.columns:
         raise _InputError(
             f"{path!r} has no column {time_col!r} (--time-col); its columns are "
@@ -930,16 +934,10 @@ def _read_csv(path, args):
             "forecast; if it is the series itself, use --no-time-col (rows numbered 0, 1, "
             "2, ...)"
         )
-    id_col = getattr(args, "id_col", None)
     if id_col is not None and id_col not in frame.columns:
         raise _InputError(
             f"{path!r} has no column {id_col!r} (--id-col); its columns are "
             f"{list(frame.columns)}"
-        )
-    if id_col is not None and id_col == time_col:
-        raise _InputError(
-            f"--id-col {id_col!r} is the time column too (the first column, by default): "
-            "name the time column with --time-col"
         )
     # numeric dates' day/month order, from --date-order or the data; kept in args, so that it
     # holds for the --future file too, whose few rows may not show it
@@ -964,7 +962,7 @@ def _read_csv(path, args):
     except _InputError:
         # a panel in long layout (as tsrnn writes one) fails as duplicated stamps or as a
         # time column of ids: say so, not "aggregate the duplicates"
-        hint = None if future_file else _panel_hint(frame, time_col, path)
+        hint = None if future_file else _panel_hint(frame, time_col, path, args.time_col)
         if hint is None:
             raise
         raise _InputError(hint) from None
@@ -1002,10 +1000,11 @@ def _panel_frame(frame, time_col, id_col, path, args):
     return pd.concat(parts, keys=keys, names=[id_col, parts[0].index.name])
 
 
-def _panel_hint(frame, time_col, path):
+def _panel_hint(frame, time_col, path, given_time_col=None):
     """The message for a file that looks like a panel in long layout: a text column (the ids)
     within whose values the time stamps do not repeat, though they repeat across them. None
-    where none does."""
+    where none does. The advice names ``--time-col`` where ``--id-col`` alone would not take
+    the stamps (with it, the time column is the first other than the ids)."""
     import pandas as pd
 
     n = len(frame)
@@ -1022,7 +1021,9 @@ def _panel_hint(frame, time_col, path):
             if t != time_col and not _may_be_stamps(column):
                 continue
             if column.duplicated().any() and not frame.duplicated([id_col, t]).any():
-                how = f"--id-col {id_col}" + (f" --time-col {t}" if t != time_col else "")
+                default = next(c for c in frame.columns if c != id_col)
+                implied = t == (default if given_time_col is None else given_time_col)
+                how = f"--id-col {id_col}" + ("" if implied else f" --time-col {t}")
                 return (
                     f"{path!r} looks like a panel in long layout, one series per {id_col!r} "
                     f"(the stamps of {t!r} repeat once per {id_col}): read it as one with "
