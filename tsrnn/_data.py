@@ -1404,25 +1404,35 @@ def panel_seasons(data: SeriesData, period: int, mask: np.ndarray, n_rows, years
             continue
         todo = np.flatnonzero(~mask[:, c] & (True if keep is None else ~keep[:, c]))
         for n in np.unique(rows[todo]):
-            group = todo[rows[todo] == n]
             # positions t (steps t+1 .. t+m are forecast), years seasons of history before them
             lo = max(years * m - 1, n - m - max(BACKTEST_VALUES // m, 1))
             origins = np.arange(lo, n - m)
             if len(origins) < m:
                 continue
-            y = np.stack([data.series(i)[:n, c] for i in group])  # (G, n)
-            cs = np.concatenate([np.zeros((len(group), 1)), np.cumsum(y, axis=1)], axis=1)
-            means = np.full(y.shape, np.nan)
-            means[:, m - 1 :] = (cs[:, m:] - cs[:, :-m]) / m  # A(e): mean of y[e-m+1 .. e]
-            ahead = origins[:, None] + 1 + np.arange(m)  # (T, m) rows forecast
-            offsets = np.zeros((len(group), *ahead.shape))
-            for j in range(1, years + 1):
-                offsets += y[:, ahead - j * m] - means[:, origins - (j - 1) * m, None]
-            base = means[:, origins, None] + offsets / years
-            seasonal_err = np.abs(y[:, ahead] - base).sum(axis=(1, 2))
-            last_err = np.abs(y[:, ahead] - y[:, origins][:, :, None]).sum(axis=(1, 2))
-            out[group, c] = seasonal_err < last_err
+            same = todo[rows[todo] == n]
+            # in blocks of _BACKTEST_BLOCK forecast values, as backtest_scores (memory)
+            step = max(1, _BACKTEST_BLOCK // (len(origins) * m))
+            for lo_g in range(0, len(same), step):
+                group = same[lo_g : lo_g + step]
+                out[group, c] = _seasonal_beats_last(data, c, group, n, m, years, origins)
     return out
+
+
+def _seasonal_beats_last(data, c, group, n, m, years, origins):
+    """:func:`panel_seasons`' test for column ``c`` of the series ``group``, all ``n`` rows
+    long: (G,) bool."""
+    y = np.stack([data.series(i)[:n, c] for i in group])  # (G, n)
+    cs = np.concatenate([np.zeros((len(group), 1)), np.cumsum(y, axis=1)], axis=1)
+    means = np.full(y.shape, np.nan)
+    means[:, m - 1 :] = (cs[:, m:] - cs[:, :-m]) / m  # A(e): mean of y[e-m+1 .. e]
+    ahead = origins[:, None] + 1 + np.arange(m)  # (T, m) rows forecast
+    offsets = np.zeros((len(group), *ahead.shape))
+    for j in range(1, years + 1):
+        offsets += y[:, ahead - j * m] - means[:, origins - (j - 1) * m, None]
+    base = means[:, origins, None] + offsets / years
+    seasonal_err = np.abs(y[:, ahead] - base).sum(axis=(1, 2))
+    last_err = np.abs(y[:, ahead] - y[:, origins][:, :, None]).sum(axis=(1, 2))
+    return seasonal_err < last_err
 
 
 # the reverting base is taken where its out-of-sample backtest errors are below this share of
