@@ -1486,7 +1486,7 @@ def revert_base(y, offsets, n_rows, horizon: int, mask=None):
     1 .. ``horizon`` must sum to less than :data:`REVERT_GATE` times the last value's. Judged
     on the rows it was fitted to, with the mean of all of them (until session 29), the base
     knew where each series would end up: it was taken for 41-55% of simulated random walks
-    and for most noisy trends, where it forecast 4-24% worse than the last value. Most
+    and for most noisy trends, where it forecast 5-24% worse than the last value. Most
     trending series and random walks now keep the last value (12-16% of random walks pass,
     and a quarter of short noisy trends: ``benchmarks/bench_revert.py``); changes, growth
     rates and other series that wander around a level revert. Series with fewer than
