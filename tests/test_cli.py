@@ -1327,3 +1327,49 @@ def test_other_warnings_are_shown_once_even_with_an_always_filter():
     worker.join(timeout=5)
     assert not worker.is_alive(), "the warning was shown again and again"
     assert [str(w.message) for w in shown] == ["invalid value"]
+
+
+def test_a_panel_with_whole_number_ids_is_named_by_its_ids(tmp_path, capsys):
+    """Integer store ids beside text dates: the hint named the dates as the ids (text that
+    reads as dates was taken for ids, whole numbers never), and the command it gave fitted
+    one series per month, with store numbers for time, without an error."""
+    months = pd.date_range("2010-01-01", periods=30, freq="MS").strftime("%Y-%m-%d")
+    rows = [
+        pd.DataFrame({"store": k, "month": months, "sales": np.arange(30.0) % 4 + k})
+        for k in range(1, 9)
+    ]
+    path = tmp_path / "stores.csv"
+    pd.concat(rows).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2", *FAST], capsys)
+    assert "one series per 'store'" in err and "read it as one with --id-col store," in err
+    code, out, err = _run(["forecast", path, "--id-col", "store", "-H", "2", *FAST], capsys)
+    assert code == 0 and "8 series" in err
+    forecast = pd.read_csv(io.StringIO(out))
+    assert list(forecast.columns) == ["store", "month", "sales"]
+    assert set(forecast["month"]) == {"2012-07-01", "2012-08-01"}
+
+
+def test_a_panel_written_with_each_series_index_reads_its_dates(tmp_path, capsys):
+    """Per-series frames concatenated and written with their index (pandas' default): the
+    unnamed column numbers each series' rows from 0. It was offered as the time stamps, and
+    --id-col read it so, dropping the dates ("ignoring non-numeric column(s) ['month']")."""
+    path = _panel_csv(tmp_path / "panel.csv")
+    flat = pd.read_csv(path)
+    indexed = tmp_path / "indexed.csv"
+    pd.concat([part.reset_index(drop=True) for _, part in flat.groupby("shop")]).to_csv(indexed)
+    assert pd.read_csv(indexed).columns[0] == "Unnamed: 0"
+    err = _fails(["forecast", indexed, "-H", "2", *FAST], capsys)
+    assert "the stamps of 'month' repeat once per shop" in err and "Unnamed" not in err
+    code, out, err = _run(["forecast", indexed, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0 and "ignoring the unnamed first column" in err
+    _, expected, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert out == expected
+
+
+def test_the_summary_counts_each_series_steps(tmp_path, capsys):
+    """Series that end at different times: "forecast 3 steps for each of 2 series" for -H 2
+    (the stamps of all the series counted)."""
+    path = _panel_csv(tmp_path / "panel.csv")
+    code, _, err = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0
+    assert "forecast 2 steps for each of 2 series, 2012-07-01 to 2012-11-01" in err

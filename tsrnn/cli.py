@@ -1010,7 +1010,14 @@ def _panel_hint(frame, time_col, path, given_time_col=None):
     n = len(frame)
     for id_col in frame.columns:
         ids = frame[id_col]
-        if pd.api.types.is_numeric_dtype(ids) or pd.api.types.is_bool_dtype(ids):
+        numeric_ids = pd.api.types.is_integer_dtype(ids)
+        if numeric_ids and str(id_col).startswith("Unnamed: "):
+            continue  # pandas' index written by to_csv, not ids
+        if not numeric_ids and (
+            pd.api.types.is_numeric_dtype(ids)
+            or pd.api.types.is_bool_dtype(ids)
+            or _may_be_stamps(ids)  # text dates are the stamps, not the ids
+        ):
             continue
         if not 1 < ids.nunique() <= n // 2:
             continue
@@ -1020,8 +1027,14 @@ def _panel_hint(frame, time_col, path, given_time_col=None):
             column = frame[t]
             if t != time_col and not _may_be_stamps(column):
                 continue
+            if _numbers_rows(frame, t, id_col):
+                continue  # pandas' index of each series, not their stamps
+            if numeric_ids and pd.api.types.is_integer_dtype(column):
+                continue  # two columns of whole numbers: which holds the ids cannot be told
             if column.duplicated().any() and not frame.duplicated([id_col, t]).any():
-                default = next(c for c in frame.columns if c != id_col)
+                default = next(
+                    c for c in frame.columns if c != id_col and not _numbers_rows(frame, c, id_col)
+                )
                 implied = t == (default if given_time_col is None else given_time_col)
                 how = f"--id-col {id_col}" + ("" if implied else f" --time-col {t}")
                 return (
@@ -1046,23 +1059,35 @@ def _may_be_stamps(column) -> bool:
     return bool(parsed.notna().all())
 
 
-def _row_numbers_column(frame, path, args):
-    """A first column without a name that numbers the rows 0, 1, 2, ...: the index that
-    pandas' ``to_csv`` writes unless ``index=False``. It is no time column (the dates, if any,
-    are in another) and no data: refused as the default time column, left out otherwise."""
+def _numbers_rows(frame, column, id_col=None) -> bool:
+    """Whether ``column`` is an unnamed column of row numbers, 0, 1, 2, ... (pandas' index,
+    which ``to_csv`` writes unless ``index=False``), or with ``id_col`` numbered within each
+    id (the index of per-series frames concatenated, as a panel is built)."""
     import numpy as np
     import pandas as pd
 
+    values = frame[column]
+    if not (str(column).startswith("Unnamed: ") and pd.api.types.is_integer_dtype(values)):
+        return False
+    if np.array_equal(values.to_numpy(), np.arange(len(frame))):
+        return True
+    if id_col is None or id_col not in frame.columns or id_col == column:
+        return False
+    within = frame.groupby(id_col, sort=False, dropna=False).cumcount().to_numpy()
+    return np.array_equal(values.to_numpy(), within)
+
+
+def _row_numbers_column(frame, path, args):
+    """A first column without a name that numbers the rows 0, 1, 2, ...: the index that
+    pandas' ``to_csv`` writes unless ``index=False`` (with ``--id-col``, also numbered within
+    each series). It is no time column (the dates, if any, are in another) and no data:
+    refused as the default time column, left out otherwise (with ``--id-col`` the default
+    time column is the first column other than the ids and these numbers)."""
     first = frame.columns[0]
-    column = frame[first]
-    if not (
-        str(first).startswith("Unnamed: 0")
-        and pd.api.types.is_integer_dtype(column)
-        and np.array_equal(column.to_numpy(), np.arange(len(frame)))
-        and frame.shape[1] > 1
-    ):
+    id_col = getattr(args, "id_col", None)
+    if frame.shape[1] < 2 or not _numbers_rows(frame, first, id_col):
         return frame
-    if args.time_col is None and not args.no_time_col:
+    if args.time_col is None and not args.no_time_col and id_col is None:
         raise _InputError(
             f"the first column of {path!r} has no name and numbers the rows 0, 1, 2, ... (the "
             "index pandas' to_csv writes unless index=False), so it is not the time column: "
@@ -2081,9 +2106,12 @@ def _summary(model, source, y, forecast, fit_seconds, args):
 
     index = forecast.index
     per_series = ""
+    steps = len(index)
     if isinstance(index, pd.MultiIndex):
         n_series = index.get_level_values(0).nunique()
         per_series = f" for each of {n_series} series" if n_series else ""
+        # the steps of each series (they may end at different times: the span covers all)
+        steps = len(index) // max(n_series, 1)
         index = index.get_level_values(-1).unique().sort_values()
     if not len(index):
         span = "nothing"
@@ -2106,4 +2134,4 @@ def _summary(model, source, y, forecast, fit_seconds, args):
     where = f"; wrote {args.output}" if args.output is not None else ""
     plot = f"; plot {args.plot}" if args.plot else ""
     saved = f"; model saved to {args.save_model}" if args.save_model else ""
-    return f"{head}; forecast {len(index)} steps{per_series}, {span}{where}{plot}{saved}"
+    return f"{head}; forecast {steps} steps{per_series}, {span}{where}{plot}{saved}"
