@@ -1373,3 +1373,17 @@ def test_the_summary_counts_each_series_steps(tmp_path, capsys):
     code, _, err = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
     assert code == 0
     assert "forecast 2 steps for each of 2 series, 2012-07-01 to 2012-11-01" in err
+
+
+def test_a_panel_s_time_column_errors_do_not_offer_no_time_col(tmp_path, capsys):
+    """--id-col refuses --no-time-col ("needs a time column"), yet the time column's errors
+    in a panel ended in "or use --no-time-col"."""
+    flat = pd.read_csv(_panel_csv(tmp_path / "panel.csv"))
+    for name, values in {"note": "x", "share": 0.5}.items():
+        path = tmp_path / f"{name}.csv"
+        flat.insert(1, name, values)
+        flat.to_csv(path, index=False)
+        err = _fails(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+        assert f"time column '{name}'" in err and "--time-col" in err, err
+        assert "--no-time-col" not in err, err
+        flat = flat.drop(columns=name)

@@ -1160,7 +1160,8 @@ def _time_index(
             first = values[np.flatnonzero(np.mod(values, 1) != 0)[0]].item()
             raise _InputError(
                 f"{where} holds numbers that are not whole ({first!r}, ...); use dates or "
-                "step numbers, choose another column with --time-col, or use --no-time-col"
+                "step numbers, or choose another column with --time-col"
+                + ("" if series is not None else ", or use --no-time-col")  # not a panel's
             )
         if freq is not None and freq_label is not None:  # a --future file after dated data
             raise _InputError(
@@ -1189,7 +1190,7 @@ def _time_index(
             f"numbers: give the --future rows the step numbers that follow ({first}, "
             f"{first + step}, ...) in that column"
         )
-    index = _parse_dates(column, where, date_order)
+    index = _parse_dates(column, where, date_order, panel=series is not None)
     _check_order(index, where)
     if freq is not None:
         try:
@@ -1350,7 +1351,9 @@ def _date_order(column, where, given, given_by=None):
     return shown
 
 
-def _parse_dates(column, where, date_order=None):
+def _parse_dates(column, where, date_order=None, *, panel=False):
+    """The dates of ``column``, or an error naming the first that is none (``panel``: the
+    stamps of a panel's series, which cannot do without a time column)."""
     import pandas as pd
 
     options = {} if date_order is None else {"dayfirst": date_order == "dmy"}
@@ -1402,7 +1405,7 @@ def _parse_dates(column, where, date_order=None):
         raise _InputError(_mixed_dates_message(column, alone.to_numpy(), where))
     raise _InputError(
         f"{where} does not hold dates (first value {column.iloc[0]!r}); choose the time "
-        "column with --time-col, or use --no-time-col if the file has none"
+        "column with --time-col" + ("" if panel else ", or use --no-time-col if the file has none")
     )
 
 
