@@ -9,12 +9,16 @@ from tsrnn._batch_numba import train_batch
 from tsrnn._data import WindowPlan
 
 
-def _problem(*, C=2, K=0, H=1, lead=0, seasonal=None, period=None, revert=False, rng=0):
+def _problem(
+    *, C=2, K=0, H=1, lead=0, seasonal=None, period=None, revert=False, rng=0, min_lead=None
+):
     rng = np.random.default_rng(rng)
     offsets = np.array([0, 70, 130, 200])
     y = rng.normal(size=(200, C)).cumsum(axis=0)
     x = rng.normal(size=(200, K)) if K else None
-    plan = WindowPlan(offsets, window=9, horizon=H, n_valid=[5, 0, 7], lead=lead)
+    plan = WindowPlan(
+        offsets, window=9, horizon=H, n_valid=[5, 0, 7], lead=lead, min_lead=min_lead
+    )
     if seasonal == "all":
         seasonal = np.ones((3, C), dtype=bool)
     elif seasonal == "mixed":
@@ -54,6 +58,12 @@ LAYOUTS = [
     dict(lead=6, seasonal="mixed", revert=True),
     dict(lead=12, period=4, seasonal="mixed", revert=True, H=3, K=2),
     dict(lead=4, seasonal="mixed", revert=True, C=1, H=2),
+    # windows with fewer seasons before them than the base averages (min_lead < lead): the
+    # first series' first blocks start before row 0, the others' in the series before them
+    dict(lead=12, period=4, seasonal="all", min_lead=4),
+    dict(lead=12, period=4, seasonal="mixed", min_lead=4, revert=True, H=3, K=2),
+    dict(lead=8, period=4, seasonal="all", min_lead=4, H=4, C=1, K=1),
+    dict(lead=24, period=4, seasonal="mixed", min_lead=8, H=2),
 ]
 
 
@@ -62,10 +72,15 @@ LAYOUTS = [
 def test_matches_torch_reference(layout, dtype):
     problem = _problem(**layout)
     starts = problem.plan.train_starts(np.random.default_rng(1).permutation(problem.plan.n_train))
-    starts = starts[:17]
+    if "min_lead" in layout:  # every window: those of each history, at each series' start
+        assert (problem.plan.history(starts) < problem.plan.lead).any() and (starts < 0).any()
+    else:
+        starts = starts[:17]
     inputs, targets = train_batch(problem, starts, dtype)
     ref_in, ref_tg = training.make_batch_torch(problem, starts, "cpu", dtype)
-    tol = dict(rtol=1e-12, atol=1e-12) if dtype == torch.float64 else dict(rtol=1e-5, atol=1e-5)
+    # float32: the reference's prefix sums run in float32 (Numba's in float64), over up to
+    # 33 rows of a random walk reaching 20: sums of 600, whose float32 spacing is 6e-5
+    tol = dict(rtol=1e-12, atol=1e-12) if dtype == torch.float64 else dict(rtol=1e-5, atol=5e-5)
     assert inputs.dtype == targets.dtype == dtype
     assert inputs.shape == ref_in.shape and targets.shape == ref_tg.shape
     assert inputs.is_contiguous() and targets.is_contiguous()

@@ -243,13 +243,16 @@ def test_a_season_of_one_spike_a_year_is_found_on_a_short_series():
 
 def _base_by_hand(y, p, k, m, years):
     """The forecast of y[p+1+k] from rows up to p: the last season's mean plus the mean over
-    the past ``years`` seasons of y[p+1+k-j*m] less the mean of the season it ends."""
+    the past ``years`` seasons of y[p+1+k-j*m] less the mean of the season it ends (over the
+    whole seasons ``y`` has up to p, where they are fewer)."""
 
     def season(e):
         return y[e - m + 1 : e + 1].mean()
 
+    used = min(years, (p + 1) // m)
+    assert used >= 1
     return season(p) + np.mean(
-        [y[p + 1 + k - j * m] - season(p - (j - 1) * m) for j in range(1, years + 1)]
+        [y[p + 1 + k - j * m] - season(p - (j - 1) * m) for j in range(1, used + 1)]
     )
 
 
@@ -270,6 +273,36 @@ def test_the_base_averages_the_past_seasons(years, horizon):
     if years == 1:  # exactly the seasonal naive forecast, no arithmetic on it
         naive = training._steps_ahead(torch.from_numpy(block[:, : W + horizon]), horizon)
         assert torch.equal(base, naive)
+
+
+@pytest.mark.parametrize("build", ["numba", "torch"])
+def test_a_window_with_fewer_seasons_before_it_averages_the_seasons_its_series_has(build):
+    """Windows need one season of history, not the three the base averages: each position's
+    base averages the seasons its series has up to it (the rows a block holds before its
+    series, of the series before it or before row 0, are not read)."""
+    from tsrnn._batch_numba import train_batch
+
+    m, H, lead = 4, 2, 12
+    rng = np.random.default_rng(5)
+    offsets = np.array([0, 40, 75])
+    y = rng.normal(size=(75, 1)) + 100 * np.repeat([[1.0], [-1.0]], [40, 35], axis=0)
+    plan = training.WindowPlan(offsets, 6, H, [4, 0], lead, min_lead=m)
+    problem = training.Problem(y, None, plan, H, np.ones((2, 1), dtype=bool), m)
+    starts = plan.train_starts(np.arange(plan.n_train))
+    assert plan.history(starts).min() == m and (plan.history(starts) == lead).any()
+    if build == "numba":
+        _, targets = train_batch(problem, starts, torch.float64)
+    else:
+        _, targets = training.make_batch_torch(problem, starts, "cpu", torch.float64)
+    for b, s in enumerate(starts):
+        k_series = plan.series_of([s])[0]
+        series = y[offsets[k_series] : offsets[k_series + 1], 0]
+        first = s + lead - offsets[k_series]  # the window's first row, in its series
+        for t in range(6):
+            for k in range(H):
+                p = first + t
+                want = series[p + 1 + k] - _base_by_hand(series, p, k, m, lead // m)
+                assert targets[t, b, k].item() == pytest.approx(want, abs=1e-9)
 
 
 def test_the_number_of_seasons_is_the_one_that_forecasts_the_training_rows_best():
@@ -351,20 +384,35 @@ def test_the_averaged_base_forecasts_a_noisy_season_better_than_last_year_s_valu
     assert np.exp(np.mean(np.log(errors))) < 0.92
 
 
-def test_a_short_series_keeps_most_of_its_training_windows():
-    """Each season averaged costs every series m windows: a 96-month series with a wandering
-    level kept a dozen at four seasons, and the network trained on them added more error than
-    the base saved. Two thirds of one season's windows stay (or 128 in all)."""
-    from tsrnn._data import MIN_SEASON_WINDOWS, most_seasons
+def test_a_short_series_keeps_most_of_its_training_windows(monkeypatch):
+    """Each season of history a window needs costs every series m windows: a 96-month series
+    with a wandering level kept a dozen at four seasons, and the network trained on them added
+    more error than the base saved. Two thirds of one season's windows stay (or 128 in all);
+    the base averages the seasons the backtest chooses all the same (until session 30 the
+    windows capped it too), over those a window has where it has fewer."""
+    from tsrnn import forecaster
+    from tsrnn._data import MIN_SEASON_WINDOWS, fewest_seasons
 
+    plans = []
+
+    class Recorded(forecaster.WindowPlan):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            plans.append(self)
+
+    monkeypatch.setattr(forecaster, "WindowPlan", Recorded)
     y = _steady_monthly(96)
     model = RNNForecaster(**TINY).fit(y)
     train, W = 96 - n_valid_rows(np.array([96]), 0.1, 1)[0], model.window_
-    windows = train - model._lead_ - W  # training windows left, H = 1
+    (plan,) = plans
+    windows = train - plan.min_lead - W  # training windows left, H = 1
+    assert plan.n_train == windows
     assert 3 * windows >= 2 * (train - 12 - W) or windows >= MIN_SEASON_WINDOWS
-    assert model._lead_ // 12 == most_seasons([train], 12, W, 1) == 2  # the cap, not 4
-    # a panel of twenty such series has windows enough for the longest lead a series allows
-    assert most_seasons([train] * 20, 12, W, 1) == (train - W - 1 - W // 2) // 12
+    assert plan.min_lead // 12 == fewest_seasons([train], 12, W, 1) == 2  # not 4
+    assert model._lead_ // 12 > 2  # the base is not held to the windows' history
+    assert (plan.history(plan.train_starts(np.arange(plan.n_train))) < model._lead_).any()
+    # a panel of twenty such series has windows enough for the longest history a series allows
+    assert fewest_seasons([train] * 20, 12, W, 1) == (train - W - 1 - W // 2) // 12
 
 
 def test_the_seasons_are_chosen_on_every_row_the_validation_rows_too():
@@ -378,24 +426,38 @@ def test_the_seasons_are_chosen_on_every_row_the_validation_rows_too():
     from tsrnn._data import most_seasons, seasonal_years
 
     model = RNNForecaster(**TINY).fit(y)  # 24 validation rows: two of the three new seasons
-    most = most_seasons([216], 12, model.window_, 1)
+    most = most_seasons([240], 12)
     data, mask = check_target(y), np.array([[True]])
     assert model._lead_ // 12 == seasonal_years(data, 12, mask, [240], most)
     # judged on the 216 training rows, one year after the change, the old season won
     assert model._lead_ // 12 < seasonal_years(data, 12, mask, [216], most)
 
 
-def test_a_few_short_series_that_cut_the_seasons_of_a_panel_are_named():
+def test_a_short_series_does_not_cut_the_seasons_of_a_panel():
+    """One new 72-month series beside ten of 20 years: until session 30 every window needed
+    all the seasons the base averages before it, so the new series cut them for every series
+    (with a warning). Now the panel keeps its seasons, and the new series' base averages the
+    six it has, then more as update() brings them."""
     long = {f"s{i}": _steady_monthly(240, seed=i) for i in range(10)}
     new = _steady_monthly(72, seed=99)
     new.index = long["s0"].index[-72:]
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         alone = RNNForecaster(**TINY).fit(pd.concat(long, names=["id", "date"]))
-    with pytest.warns(UserWarning, match=r"averages \d past season\(s\) for every series: "
-                      r"series \['new'\] have as few as \d+ rows .* the others would average"):
         both = RNNForecaster(**TINY).fit(pd.concat({**long, "new": new}, names=["id", "date"]))
-    assert both._lead_ < alone._lead_
+    years = alone._lead_ // 12
+    assert both._lead_ == alone._lead_ and years > 6
+    both._weight_ = 0.0  # the base alone, as predict forecasts it
+    pred = both.predict(15)
+    for name, series in (("new", new), ("s3", long["s3"])):
+        want = _recursive_base(series.to_numpy(), 15, 12, years)
+        np.testing.assert_allclose(pred.xs(name).to_numpy(), want, rtol=1e-5, atol=1e-4)
+    # a year more of the new series: its base averages seven seasons
+    more = _steady_monthly(84, seed=99)
+    more.index = pd.date_range(new.index[0], periods=84, freq="MS")
+    both.update(pd.concat({"new": more.iloc[72:]}, names=["id", "date"]))
+    want = _recursive_base(more.to_numpy(), 6, 12, years)
+    np.testing.assert_allclose(both.predict(6).xs("new").to_numpy(), want, rtol=1e-5, atol=1e-4)
 
 
 def test_a_season_longer_than_the_backtest_budget_is_still_judged():
@@ -454,31 +516,30 @@ def test_a_short_series_that_costs_a_panel_its_base_with_a_set_window_is_named()
 
 
 def _scores_one_by_one(data, m, mask, n_rows, candidates):
-    """backtest_scores as it was written first: each series and column on its own."""
-    first = candidates[-1] * m
+    """backtest_scores computed plainly: each series and column on its own, each position's
+    base as _base_by_hand's (over the whole seasons it has, at most the candidate's)."""
     scores, counted = np.zeros(len(candidates)), 0
     for i in np.flatnonzero(mask.any(axis=1)):
         seg = data.series(i)[: int(n_rows[i])]
         n = len(seg)
-        if n < first + m + 1:
+        if n < 2 * m:
             continue
-        origins = np.arange(max(first, n - m - max(_data.BACKTEST_VALUES // m, 1)), n - m)
-        ahead = origins[:, None] + 1 + np.arange(m)
+        origins = range(max(m - 1, n - m - max(_data.BACKTEST_VALUES // m, 1)), n - m)
         for c in np.flatnonzero(mask[i]):
             y = seg[:, c] / _data.unit_scale(seg[:, c])
             scale = np.mean(np.abs(y[m:] - y[:-m]))
             if not scale > 0:
                 continue
             cs = np.concatenate([[0.0], np.cumsum(y)])
-            season = np.full(n, np.nan)
-            season[m - 1 :] = (cs[m:] - cs[:-m]) / m
-            lagged, means = np.zeros(ahead.shape), np.zeros(len(origins))
-            for j in range(1, candidates[-1] + 1):
-                lagged += y[ahead - j * m]
-                means += season[origins - (j - 1) * m]
-                if j in candidates:
-                    base = season[origins, None] + (lagged - means[:, None]) / j
-                    scores[candidates.index(j)] += np.mean(np.abs(y[ahead] - base)) / scale
+            for q, years in enumerate(candidates):
+                miss = []
+                for t in origins:  # _base_by_hand's sum, the m steps ahead at once
+                    used = min(years, (t + 1) // m)
+                    season = [(cs[e + 1] - cs[e + 1 - m]) / m for e in t - m * np.arange(used)]
+                    lags = [y[t + 1 - j * m : t + 1 - j * m + m] for j in range(1, used + 1)]
+                    base = season[0] + np.mean(np.array(lags) - np.array(season)[:, None], 0)
+                    miss.append(np.abs(y[t + 1 : t + 1 + m] - base))
+                scores[q] += np.mean(miss) / scale
             counted += 1
     return scores, counted
 
@@ -529,13 +590,14 @@ def _plain_seasonal_beats_last(x, m, years):
     """The decision of _data.panel_seasons for one series, computed plainly."""
     n = len(x)
     seasonal = last = 0.0
-    for t in range(years * m - 1, n - m):
+    for t in range(m - 1, n - m):
         for k in range(m):
+            used = min(years, (t + 1) // m)  # the whole seasons there are up to t
             offsets = 0.0
-            for j in range(1, years + 1):
+            for j in range(1, used + 1):
                 e = t - (j - 1) * m
                 offsets += x[t + 1 + k - j * m] - x[e - m + 1 : e + 1].mean()
-            base = x[t - m + 1 : t + 1].mean() + offsets / years
+            base = x[t - m + 1 : t + 1].mean() + offsets / used
             seasonal += abs(x[t + 1 + k] - base)
             last += abs(x[t + 1 + k] - x[t])
     return seasonal < last

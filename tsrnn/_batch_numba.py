@@ -30,14 +30,33 @@ from tsrnn.kernels.common.numba_config import njit_parallel
 
 @njit_parallel
 def _train_batch(
-    y, x, starts, L, W, H, M, seasonal, seas, rev_pow, rev_mu, noise, noise_sd, inputs, targets
+    y,
+    x,
+    starts,
+    hist,
+    L,
+    W,
+    H,
+    M,
+    seasonal,
+    seas,
+    rev_pow,
+    rev_mu,
+    noise,
+    noise_sd,
+    inputs,
+    targets,
 ):
     """Fill ``inputs`` (W, B, I) and ``targets`` (W, B, H*C); see the module docstring.
 
     ``seasonal``: whether the inputs carry the base; ``seas`` (B, C) bool: the rows and
     columns whose base is the seasonal one (period ``M``, over ``L // M`` years: see
-    :func:`tsrnn._training.seasonal_base`). ``rev_pow`` (B, H, C) and ``rev_mu`` (B, C), or
-    empty: ``phi**(k+1)`` and ``mu`` of each row's and column's reverting base
+    :func:`tsrnn._training.seasonal_base`). ``hist`` (B,): the rows of each block's ``L`` that
+    are its series' (the last ones): each position averages the whole seasons its series has
+    up to it, at most ``L // M``, and the rows before the series count as zeros (they may
+    belong to another series, or lie before the first row). ``rev_pow`` (B, H, C) and
+    ``rev_mu`` (B, C), or empty: ``phi**(k+1)`` and ``mu`` of each row's and column's
+    reverting base
     ``mu + phi**(k+1) * (y[t] - mu)`` (the rows and columns without a seasonal base,
     :func:`tsrnn._data.revert_base`; empty: the last value). ``noise`` (W, B, nf) standard normal
     draws scaled by ``noise_sd`` (nf,) and added to the first nf inputs (nf = 0: none).
@@ -64,10 +83,12 @@ def _train_batch(
     # prefix sums of each window's rows (years > 1): cs[b, r] = y[starts[b] .. + r - 1]
     cs = np.zeros((B, L + W + 1 if years > 1 else 0, C))
     for b in prange(B if years > 1 else 0):
+        skip = L - hist[b]  # block rows before the series: zeros
         for c in range(C):
             acc = 0.0
             for r in range(L + W):
-                acc += y[starts[b] + r, c]
+                if r >= skip:
+                    acc += y[starts[b] + r, c]
                 cs[b, r + 1, c] = acc
     for t in prange(W):
         # inputs[t, b, ...] indexed directly: a view of a row made Numba count references to
@@ -89,13 +110,14 @@ def _train_batch(
                         base = y[p + 1 + k - M, c]
                     else:  # seasonal_base's formula on the window's prefix sums
                         r = L + t + 1  # cs index just past block row L + t (position t)
+                        used = min(years, (hist[b] + t + 1) // M)  # the series' seasons
                         offsets = 0.0
-                        for j in range(1, years + 1):
+                        for j in range(1, used + 1):
                             e = r - (j - 1) * M
                             mean_j = (cs[b, e, c] - cs[b, e - M, c]) / M
                             offsets += y[p + 1 + k - j * M, c] - mean_j
                         last = (cs[b, r, c] - cs[b, r - M, c]) / M
-                        base = last + offsets / years
+                        base = last + offsets / used
                     if seasonal:
                         inputs[t, b, C + k * C + c] = base - level[b, c]
                     targets[t, b, k * C + c] = y[p + 1 + k, c] - base
@@ -121,14 +143,13 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
     C = problem.y.shape[1]
     x = problem.x if problem.x is not None else np.zeros((0, 0))
     seasonal = problem.seasonal is not None
+    series = plan.series_of(starts)
     if seasonal:
-        series = np.searchsorted(plan.offsets, starts, side="right") - 1
         seas = np.ascontiguousarray(problem.seasonal[series])
     else:
         seas = np.zeros((B, C), dtype=bool)
     rev_pow, rev_mu = np.zeros((0, H, C)), np.zeros((0, C))
     if problem.revert is not None:
-        series = np.searchsorted(plan.offsets, starts, side="right") - 1
         rows = problem.revert[series]  # float64, as the rest of the batch is computed
         rev_pow = np.stack([rows[..., 0] ** (k + 1) for k in range(H)], axis=1)
         rev_mu = np.ascontiguousarray(rows[..., 1])
@@ -147,6 +168,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         problem.y,
         x,
         np.ascontiguousarray(starts, dtype=np.int64),
+        plan.history(starts),
         L,
         W,
         H,

@@ -244,7 +244,9 @@ def _steps_ahead(rows: torch.Tensor, horizon: int) -> torch.Tensor:
     return win.transpose(2, 3).reshape(B, L - horizon, horizon * F)
 
 
-def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, revert=None):
+def make_inputs(
+    block, x_next, horizon, lead=0, seasonal=None, period=None, revert=None, history=None
+):
     """Network inputs and output bases of windows of targets.
 
     ``block`` (B, lead + W + H', C): ``lead`` rows of history, the window's ``W`` target rows,
@@ -256,6 +258,9 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, reve
     ``lead // period`` seasons; ``period=None``: one season of ``lead`` rows). ``revert``
     (B, C, 2) tensor or None: each row's and column's phi and mu, the base of y[t+k] then
     ``mu + phi**k * (y[t] - mu)`` (:func:`revert_base`) where it has no seasonal base.
+    ``history`` (B,) int64 tensor or None (all ``lead``): the rows of each block's ``lead``
+    that are its series' (the last ones; those before them must be zeros), at least one
+    season (:func:`seasonal_base`).
 
     Returns the inputs (W, B, I), centred on each window's level, and the base (B, W or 1,
     H*C) that the network's outputs are offsets from.
@@ -275,7 +280,7 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, reve
         mus = mu.repeat(1, horizon).unsqueeze(1)
         base = mus + powers * (base - mus)
     if seasonal is not None:
-        seasons = seasonal_base(block, W, horizon, lead, period or lead)
+        seasons = seasonal_base(block, W, horizon, lead, period or lead, history)
         if seasonal is True:
             base = seasons
         else:
@@ -287,7 +292,7 @@ def make_inputs(block, x_next, horizon, lead=0, seasonal=None, period=None, reve
     return inputs.transpose(0, 1), base
 
 
-def seasonal_base(block, W, horizon, lead, period):
+def seasonal_base(block, W, horizon, lead, period, history=None):
     """The seasonal base of ``make_inputs``: (B, W, H*C) forecasts of y[t+1 .. t+H] at each
     window position t from the ``lead = years * period`` rows before the window.
 
@@ -297,6 +302,12 @@ def seasonal_base(block, W, horizon, lead, period):
     ``A(t) + mean_j (y[t+1+k-j*m] - A(t-(j-1)*m))``, ``A(e)`` the mean of y[e-m+1 .. e]. On a
     noisy season that averages the noise away; on a noise-free season that repeats, it equals
     the seasonal naive forecast.
+
+    ``history`` (B,) int64 tensor or None (all ``lead``): where a block's series has fewer
+    rows before the window than ``lead`` (at least one season), each position averages the
+    whole seasons its series has up to it, ``min(years, (history + t + 1) // m)``: a short
+    series is not refused the averaged base, nor a long one held to a short one's seasons.
+    The rows before the series must be zeros (they are read, and weighted by zero).
     """
     m = period
     years = lead // m
@@ -309,25 +320,29 @@ def seasonal_base(block, W, horizon, lead, period):
         hi = lead + 1 - shift
         return (cs[:, hi : hi + W] - cs[:, hi - m : hi - m + W]) / m
 
+    used = None  # (B, W, 1): the seasons each position averages
+    if history is not None and bool((history < lead).any()):
+        pos = torch.arange(1, W + 1, device=block.device)
+        used = torch.clamp((history.to(block.device)[:, None] + pos) // m, max=years)
+        used = used.to(block.dtype).unsqueeze(-1)
     offsets = 0
     for j in range(1, years + 1):
         ahead = _steps_ahead(block[:, lead - j * m : lead - j * m + W + horizon], horizon)
-        offsets = offsets + (ahead - season_mean((j - 1) * m).repeat(1, 1, horizon))
-    return season_mean(0).repeat(1, 1, horizon) + offsets / years
+        offset = ahead - season_mean((j - 1) * m).repeat(1, 1, horizon)
+        offsets = offsets + (offset if used is None else (used >= j).to(block.dtype) * offset)
+    return season_mean(0).repeat(1, 1, horizon) + offsets / (years if used is None else used)
 
 
 def _seasonal_rows(mask, plan, starts, device):
     """``make_inputs``' ``seasonal`` for windows at ``starts``: True when every series is."""
     if mask.all():
         return True
-    series = np.searchsorted(plan.offsets, starts, side="right") - 1
-    return torch.from_numpy(mask[series]).to(device)
+    return torch.from_numpy(mask[plan.series_of(starts)]).to(device)
 
 
 def _revert_rows(revert, plan, starts, device, dtype):
     """``make_inputs``' ``revert`` for windows at ``starts``: each window's series' row."""
-    series = np.searchsorted(plan.offsets, starts, side="right") - 1
-    return torch.as_tensor(revert[series], device=device, dtype=dtype)
+    return torch.as_tensor(revert[plan.series_of(starts)], device=device, dtype=dtype)
 
 
 def make_batch(problem: Problem, starts: np.ndarray, device, dtype, noise=None, generator=None):
@@ -353,7 +368,14 @@ def make_batch_torch(
     """:func:`make_batch` in torch ops on any device (the reference of the Numba path)."""
     plan, H = problem.plan, problem.horizon
     L = plan.lead
-    y_rows = torch.from_numpy(gather(problem.y, starts, plan.length)).to(device, dtype)
+    y_rows = gather(problem.y, starts, plan.length)
+    history = None
+    if plan.min_lead < L:
+        history = plan.history(starts)
+        # the rows a block holds before its series: zeros (seasonal_base weighs them by zero)
+        y_rows[np.arange(plan.length)[None, :] < (L - history)[:, None]] = 0.0
+        history = torch.from_numpy(history)
+    y_rows = torch.from_numpy(y_rows).to(device, dtype)
     x_next = None
     if problem.x is not None:
         x_rows = torch.from_numpy(gather(problem.x, starts + L, plan.length - L))
@@ -363,7 +385,7 @@ def make_batch_torch(
         seasonal = _seasonal_rows(problem.seasonal, plan, starts, device)
     if problem.revert is not None:
         revert = _revert_rows(problem.revert, plan, starts, device, dtype)
-    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period, revert)
+    inputs, base = make_inputs(y_rows, x_next, H, L, seasonal, problem.period, revert, history)
     targets = _steps_ahead(y_rows[:, L:], H) - base
     if noise is not None:
         n = len(noise)
@@ -796,9 +818,8 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
     if int(n_valid.sum()) * problem.n_targets < MIN_WEIGHT_VALUES:
         return 1.0
     ends = plan.offsets[:-1] + plan.cut
-    LW = plan.lead + plan.window
     steps = int(n_valid.max())
-    y_tail = np.stack([problem.y[e - LW : e] for e in ends])
+    y_tail, history = tails(problem.y, ends, plan.offsets[:-1], plan.lead, plan.window)
     truth = np.full((len(ends), steps, problem.n_targets), np.nan)
     for j, e in enumerate(ends):
         truth[j, : n_valid[j]] = problem.y[e : e + n_valid[j]]
@@ -826,10 +847,26 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
             constant=constant,
             period=problem.period,
             revert=problem.revert,
+            history=history,
         )
         err = np.nanmean(np.abs(pred - truth))
         errors.append(err if np.isfinite(err) else np.inf)
     return float(WEIGHTS[int(np.argmin(errors))]) if np.isfinite(min(errors)) else 1.0
+
+
+def tails(y, ends, firsts, lead: int, window: int):
+    """The last ``lead + window`` rows of each series before ``ends`` (S,), its first row at
+    ``firsts`` (S,): (S, lead + W, C), with zeros where the series has fewer rows, and the rows
+    of each tail's ``lead`` that are its series' (S,), as :func:`forecast` takes them (None
+    where every tail has all of them)."""
+    ends, firsts = np.asarray(ends, dtype=np.int64), np.asarray(firsts, dtype=np.int64)
+    LW = lead + window
+    out = np.zeros((len(ends), LW, y.shape[1]))
+    for j, (first, end) in enumerate(zip(firsts, ends, strict=True)):
+        n = min(LW, int(end - first))
+        out[j, LW - n :] = y[end - n : end]
+    history = np.minimum(ends - firsts - window, lead)
+    return out, (None if (history >= lead).all() else history)
 
 
 def window_runner(net: ForecastNet):
@@ -894,6 +931,7 @@ def forecast(
     constant=None,
     period=None,
     revert=None,
+    history=None,
 ) -> np.ndarray:
     """Roll the network forward ``n_steps`` steps for every series at once.
 
@@ -928,6 +966,9 @@ def forecast(
         Each series' and column's phi and mu, its base ``mu + phi**k * (y[t] - mu)`` where
         ``seasonal`` does not give it the seasonal one (:func:`revert_base`); None: the last
         value.
+    history : ndarray (S,) of int or None
+        The rows of each tail's ``lead`` that are its series' (the rows before them must be
+        zeros; see :func:`seasonal_base`); None: all of them. It grows by each step forecast.
 
     Returns
     -------
@@ -963,6 +1004,8 @@ def forecast(
         X = torch.as_tensor(
             np.concatenate([x_tail, fut[:, :total]], axis=1), device=device, dtype=dtype
         )
+    if history is not None:
+        history = torch.as_tensor(np.asarray(history, dtype=np.int64), device=device)
     keep = None
     if constant is not None and constant.any():
         keep = torch.as_tensor(~constant, device=device, dtype=dtype).repeat(1, H)  # (S, H*C)
@@ -977,8 +1020,9 @@ def forecast(
             k = c * H
             x_next = None if X is None else _steps_ahead(X[:, k : k + W + H], H)
             # rows k + LW .. k + LW + H - 1 of the block are the ones being forecast: unread
+            known = None if history is None else torch.clamp(history + k, max=L)
             inputs, base = make_inputs(
-                Y[:, k : k + LW + H], x_next, H, L, seasonal, period, revert
+                Y[:, k : k + LW + H], x_next, H, L, seasonal, period, revert, known
             )
             step = run(inputs) if weight == 1.0 else weight * run(inputs)
             if keep is not None:

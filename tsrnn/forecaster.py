@@ -36,7 +36,6 @@ from sklearn.utils.validation import (
 
 from tsrnn import _training
 from tsrnn._data import (
-    SEASONAL_YEARS,
     SeriesData,
     TimeAxis,
     WindowPlan,
@@ -45,6 +44,7 @@ from tsrnn._data import (
     check_covariate_frame,
     check_same_index,
     check_target,
+    fewest_seasons,
     future_index,
     future_labels,
     is_positionless,
@@ -277,39 +277,6 @@ def _warn_base_lost(data, train, period: int, window: int, H: int, mask) -> None
         f"{int(train.min())} rows for training, where a window with a season of history "
         f"before it needs {need}. Fit the short series in a model of their own (or drop "
         f"them){smaller}.",
-        UserWarning,
-        stacklevel=5,
-    )
-
-
-def _warn_short_series_seasons(data, lengths, n_valid, period, w, H, mask, years, most) -> None:
-    """Warn when a few short series (fewer than half) cut the seasons the base of every
-    series averages (:func:`most_seasons`) and the others' base would average more: one new
-    series must not silently take the averaged base from twenty established ones. Silent
-    where the cap did not decide (the series' own errors chose fewer seasons than it allowed).
-    ``most``: the panel's cap (:func:`most_seasons`), as the fit computed it."""
-    train = lengths - n_valid
-    above = [k for k in SEASONAL_YEARS if k > years]
-    if not above or any(years < k <= most for k in SEASONAL_YEARS):
-        return  # nothing to average more, or the cap allowed more and the errors chose fewer
-    own = (train - w - H - w // 2) // period  # the seasons each series alone leaves room for
-    short = own < above[0]
-    if not short.any() or 2 * short.sum() >= len(train):
-        return
-    cap = most_seasons(train[~short], period, w, H)
-    if cap <= years:
-        return
-    others = seasonal_years(data, period, mask & ~short[:, None], lengths, cap)
-    if others <= years:
-        return
-    n_short = int(short.sum())
-    names = [label(i) for i in data.ids[short][:5]] + (["..."] if n_short > 5 else [])
-    which = f"series {names}" if n_short <= 5 else f"{n_short} series ({names})"
-    warnings.warn(
-        f"The seasonal base averages {years} past season(s) for every series: {which} have "
-        f"as few as {int(train.min())} rows for training, where the others would average "
-        f"{others} (it forecasts them better). Fit the short series in a model of their own "
-        "(or drop them).",
         UserWarning,
         stacklevel=5,
     )
@@ -771,18 +738,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             seasonal_data = bool(mask.any())
             w = auto_window(period, usable - period, H) if self.window == "auto" else window
             if mask.any() and w >= _MIN_SEASONAL_WINDOW and usable >= period + w + H:
-                most = most_seasons(lengths - n_valid, period, w, H)
+                most = most_seasons(lengths, period)
                 years = seasonal_years(data, period, mask, lengths, most)
                 lead, seasonal, window = years * period, mask, w
-        warned = False
         if self.window == "auto" and data.n_series > 1:
             train = lengths - n_valid
-            warned = _warn_short_series(data, train, period, H, window, lead, seasonal_data)
-        if seasonal is not None and data.n_series > 1 and not warned:  # one warning a cause
-            _warn_short_series_seasons(
-                data, lengths, n_valid, period, window, H, mask, years, most
-            )
-        elif seasonal_data and self.window != "auto" and data.n_series > 1:
+            _warn_short_series(data, train, period, H, window, lead, seasonal_data)
+        elif seasonal_data and seasonal is None and data.n_series > 1:
             _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
         loc, scale = _fit_scaler(self.scaler, data)
@@ -812,9 +774,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             ) from exc
 
         ends = data.offsets[1:]
-        y_tail = np.stack([y_scaled[e - lead - window : e] for e in ends])
+        # windows with fewer seasons before them than the base averages, where the panel's
+        # short series need them (the base then averages the seasons there are)
+        min_lead = min(lead, fewest_seasons(lengths - n_valid, period, window, H) * period)
+        y_tail, history = _training.tails(y_scaled, ends, data.offsets[:-1], lead, window)
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
-        plan = WindowPlan(data.offsets, window, H, n_valid, lead, _series_order(data.ids))
+        plan = WindowPlan(
+            data.offsets, window, H, n_valid, lead, _series_order(data.ids), min_lead
+        )
         # series and columns without a seasonal base that revert to their mean correct the
         # base that reverts (phi, mu from the training rows), the others the last value
         no_season = None if seasonal is None else ~seasonal
@@ -839,6 +806,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_ends_": data.ends(),
             "_y_tail_": y_tail,
             "_lead_": lead,
+            # rows of each tail's lead that are its series' (None: all of them)
+            "_history_": history,
             "_seasonal_": seasonal,
             "_revert_": revert,
             "_x_tail_": x_tail,
@@ -1552,6 +1521,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             period=self.seasonal_period_,
             # models pickled before the reverting base was kept have none
             revert=None if getattr(self, "_revert_", None) is None else self._revert_[series],
+            # models pickled before partial histories (session 30) have none: full tails
+            history=None if getattr(self, "_history_", None) is None else self._history_[series],
         )
         out = []
         for j, k in enumerate(series):
@@ -1914,6 +1885,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             self._y_tail_.copy(),
             None if self._x_tail_ is None else (self._x_tail_.copy()),
         )
+        history = getattr(self, "_history_", None)
+        history = None if history is None else history.copy()
         ends = list(self._ends_)
         axis = layout["axis"]
         L = y_tail.shape[1]
@@ -1951,6 +1924,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 )
             scaled = (seg - self._y_loc_[k]) / self._y_scale_[k]
             y_tail[k] = np.concatenate([y_tail[k], scaled])[-L:]
+            if history is not None:
+                history[k] = min(history[k] + n, self._lead_)
             if x_tail is not None:
                 xs = x_new[new.offsets[j] : new.offsets[j + 1]]
                 x_tail[k] = np.concatenate([x_tail[k], xs])[-W:]
@@ -1964,6 +1939,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     last = last.tz_convert(pd.Timestamp(ends[k]).tz)  # the series' own zone
                 ends[k] = last
         self._y_tail_, self._x_tail_, self._ends_ = y_tail, x_tail, ends
+        if history is not None:
+            self._history_ = None if (history >= self._lead_).all() else history
         self._train_digest_ = None  # the data seen is no longer fit's alone
         if row_end is not None:
             self._x_row_end_ = row_end
