@@ -21,7 +21,9 @@ that suits the series. Series without a season that revert to their mean
 (:func:`tsrnn._data.revert_base`) correct ``mu + phi**k * (y[t] - mu)`` instead of the last
 value. Seasonal series also get their base (centred) as an input at every
 position, so the network reads the value it corrects; each window then carries
-``lead = s * m`` rows of history before its first input (:class:`WindowPlan`).
+``lead = s * m`` rows of history before its first input (:class:`WindowPlan`), of which
+those before its series' first row (a window may have as few as ``min_lead``) are zeros and
+not read: the base there averages the seasons the series has.
 """
 
 from __future__ import annotations
