@@ -391,7 +391,7 @@ def test_a_short_series_keeps_most_of_its_training_windows(monkeypatch):
     the base averages the seasons the backtest chooses all the same (until session 30 the
     windows capped it too), over those a window has where it has fewer."""
     from tsrnn import forecaster
-    from tsrnn._data import MIN_SEASON_WINDOWS, fewest_seasons
+    from tsrnn._data import MIN_SEASON_WINDOWS, SEASONAL_YEARS, window_seasons
 
     plans = []
 
@@ -408,11 +408,12 @@ def test_a_short_series_keeps_most_of_its_training_windows(monkeypatch):
     windows = train - plan.min_lead - W  # training windows left, H = 1
     assert plan.n_train == windows
     assert 3 * windows >= 2 * (train - 12 - W) or windows >= MIN_SEASON_WINDOWS
-    assert plan.min_lead // 12 == fewest_seasons([train], 12, W, 1) == 2  # not 4
+    assert plan.min_lead // 12 == window_seasons([train], 12, W, 1) == 2  # not 4
     assert model._lead_ // 12 > 2  # the base is not held to the windows' history
     assert (plan.history(plan.train_starts(np.arange(plan.n_train))) < model._lead_).any()
     # a panel of twenty such series has windows enough for the longest history a series allows
-    assert fewest_seasons([train] * 20, 12, W, 1) == (train - W - 1 - W // 2) // 12
+    most = (train - W - 1 - W // 2) // 12
+    assert window_seasons([train] * 20, 12, W, 1) == max(k for k in SEASONAL_YEARS if k <= most)
 
 
 def test_the_seasons_are_chosen_on_every_row_the_validation_rows_too():

@@ -1242,33 +1242,34 @@ def most_seasons(lengths, period: int) -> int:
     return max(1, (int(np.max(lengths)) - period) // period)
 
 
-MIN_SEASON_WINDOWS = 128  # training windows enough for a panel (fewest_seasons)
+MIN_SEASON_WINDOWS = 128  # training windows enough for a panel (window_seasons)
 
 
-def fewest_seasons(n_train, period: int, window: int, horizon: int) -> int:
-    """The fewest past seasons a training window needs before it: each one costs every series
+def window_seasons(n_train, period: int, window: int, horizon: int) -> int:
+    """How many past seasons each training window has before it (its ``min_lead``, in
+    seasons, where the base averages more: :class:`WindowPlan`). Each one costs every series
     ``period`` windows, and a window with fewer than the base averages gets a base averaging
     the seasons its series has (:func:`tsrnn._training.seasonal_base`), noisier than the one
     the forecasts get.
 
     ``n_train`` (S,): training rows of each series. Every series keeps ``window // 2 + 1``
     windows, and the panel keeps two thirds of the windows that one season leaves, or
-    :data:`MIN_SEASON_WINDOWS` in all; at least 1. Until session 30 this capped the seasons
-    the base averages (a 96-month series with a wandering level trained on a dozen windows
-    otherwise: MASE 1.15 against 1.03 with one season). It now caps only the history each
-    window needs: on the bundled tourism panel at its two earliest forecast origins the base
-    averages 8 seasons where the cap allowed 6 and 4, and forecasts better (over its four
-    origins, 62 to 65 of 80 forecasts beat seasonal naive, geometric-mean MASE 0.838 to
-    0.819). Training on every window that one season leaves was worse where the windows can
-    have all 8 (the latest origin, six seeds: 0.885 to 0.925): three quarters of the windows
-    then had the noisier base of fewer seasons.
+    :data:`MIN_SEASON_WINDOWS` in all; the number is then rounded down to one of
+    :data:`SEASONAL_YEARS` (at least 1). Until session 30 this capped the seasons the base
+    averages (a 96-month series with a wandering level trained on a dozen windows
+    otherwise: MASE 1.15 against 1.03 with one season), with the same windows. It now caps
+    only the history each window needs: on the bundled tourism panel at its two earliest
+    forecast origins the base averages 8 seasons where the cap allowed 6 and 4, and
+    forecasts better. Training on every window that one season leaves was worse where the
+    windows can have all 8 (the latest origin, six seeds: geometric-mean MASE 0.885 against
+    0.925): three quarters of the windows then had the noisier base of fewer seasons.
 
     Examples
     --------
-    >>> fewest_seasons([200], 12, 24, 1), fewest_seasons([96], 12, 24, 1)
-    (5, 2)
-    >>> fewest_seasons([60] * 20, 4, 12, 1)  # 20 series keep 8 windows each: 160 in all
-    10
+    >>> window_seasons([200], 12, 24, 1), window_seasons([96], 12, 24, 1)
+    (4, 2)
+    >>> window_seasons([60] * 20, 4, 12, 1)  # 20 series keep 8 windows each: 160 in all
+    8
     """
     n_train = np.asarray(n_train, dtype=np.int64)
 
@@ -1279,7 +1280,7 @@ def fewest_seasons(n_train, period: int, window: int, horizon: int) -> int:
     one = windows(1)
     while most > 1 and 3 * windows(most) < 2 * one and windows(most) < MIN_SEASON_WINDOWS:
         most -= 1
-    return max(most, 1)
+    return max(k for k in SEASONAL_YEARS if k <= max(most, 1))
 
 
 def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_rows, most: int) -> int:

@@ -44,7 +44,6 @@ from tsrnn._data import (
     check_covariate_frame,
     check_same_index,
     check_target,
-    fewest_seasons,
     future_index,
     future_labels,
     is_positionless,
@@ -63,6 +62,7 @@ from tsrnn._data import (
     seasonal_years,
     steps_ahead,
     unit_scale,
+    window_seasons,
 )
 from tsrnn.kernels.common.registry import BackendUnavailableError, get_kernel, resolve_backend
 
@@ -776,7 +776,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ends = data.offsets[1:]
         # windows with fewer seasons before them than the base averages, where the panel's
         # short series need them (the base then averages the seasons there are)
-        min_lead = min(lead, fewest_seasons(lengths - n_valid, period, window, H) * period)
+        min_lead = min(lead, window_seasons(lengths - n_valid, period, window, H) * period)
         y_tail, history = _training.tails(y_scaled, ends, data.offsets[:-1], lead, window)
         x_tail = None if x_scaled is None else np.stack([x_scaled[e - window : e] for e in ends])
         plan = WindowPlan(
