@@ -65,8 +65,12 @@ score_s = time.perf_counter() - t0
 t0 = time.perf_counter()
 model.update(new)
 update_s = time.perf_counter() - t0
-# every window of every series, after the season of history the seasonal base reads (lead)
-n_windows = n_series * (length - window - model._lead_)
+# every window of every series, after the seasons of history each window needs (the
+# forecaster's rule; the base averages model._lead_ rows where there are that many)
+from tsrnn._data import window_seasons
+m = model.seasonal_period_
+min_lead = min(model._lead_, window_seasons([length] * n_series, m, window, 1) * m)
+n_windows = n_series * (length - window - min_lead)
 print(json.dumps(dict(
     n_series=n_series, window=window, points=len(y), n_windows=n_windows,
     data_mb=y.to_numpy().nbytes / 2**20,
