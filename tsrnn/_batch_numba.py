@@ -143,7 +143,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
     C = problem.y.shape[1]
     x = problem.x if problem.x is not None else np.zeros((0, 0))
     seasonal = problem.seasonal is not None
-    series = plan.series_of(starts)
+    series = None if problem.seasonal is None and problem.revert is None else plan.series_of(starts)
     if seasonal:
         seas = np.ascontiguousarray(problem.seasonal[series])
     else:
@@ -168,7 +168,7 @@ def train_batch(problem, starts: np.ndarray, dtype: torch.dtype, noise_sd=None, 
         problem.y,
         x,
         np.ascontiguousarray(starts, dtype=np.int64),
-        plan.history(starts),
+        plan.history(starts) if plan.min_lead < L else np.full(B, L, dtype=np.int64),
         L,
         W,
         H,
