@@ -141,6 +141,17 @@ PARAM_CASES = [
     ({"n_threads": 0}, "The 'n_threads' parameter"),
     ({"nonlinearity": "sigmoid"}, "The 'nonlinearity' parameter"),
     ({"random_state": "seed"}, "The 'random_state' parameter"),
+    # booleans are ints to Python: hidden_size=True fitted one unit, learning_rate=True 1.0
+    (
+        {"hidden_size": True},
+        "The 'hidden_size' parameter of RNNForecaster must be an int in the range [1, inf). "
+        "Got True instead.",
+    ),
+    ({"max_epochs": np.True_}, "The 'max_epochs' parameter"),
+    ({"learning_rate": True}, "The 'learning_rate' parameter"),
+    ({"dropout": False}, "The 'dropout' parameter"),
+    ({"n_threads": True}, "The 'n_threads' parameter"),
+    ({"bptt": True}, "The 'bptt' parameter"),
 ]
 
 

@@ -378,6 +378,15 @@ def _ran_off(history, best_epoch, initial_loss, initial_valid=None) -> str | Non
     return None
 
 
+class _Number(Interval):
+    """scikit-learn's ``Interval`` without booleans: ``True`` is an ``int`` to Python, and
+    ``hidden_size=True`` fitted a network of one unit (``learning_rate=True``: 1.0) without a
+    word. The error names the interval and the value, as scikit-learn's does."""
+
+    def is_satisfied_by(self, val):
+        return not isinstance(val, bool | np.bool_) and super().is_satisfied_by(val)
+
+
 class RNNForecaster(RegressorMixin, BaseEstimator):
     """Forecast time series with a recurrent network (RNN, GRU or LSTM), scikit-learn style.
 
@@ -559,30 +568,30 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     _parameter_constraints: ClassVar[dict] = {
         "cell": [StrOptions({"rnn", "gru", "lstm"})],
         "nonlinearity": [StrOptions({"tanh", "relu"})],
-        "hidden_size": [Interval(Integral, 1, None, closed="left")],
-        "num_layers": [Interval(Integral, 1, None, closed="left")],
-        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "hidden_size": [_Number(Integral, 1, None, closed="left")],
+        "num_layers": [_Number(Integral, 1, None, closed="left")],
+        "dropout": [_Number(Real, 0, 1, closed="left")],
         # at least 2: a window of one value, centred on its own mean, always reads as 0
-        "window": [StrOptions({"auto"}), Interval(Integral, 2, None, closed="left")],
-        "horizon": [Interval(Integral, 1, None, closed="left")],
+        "window": [StrOptions({"auto"}), _Number(Integral, 2, None, closed="left")],
+        "horizon": [_Number(Integral, 1, None, closed="left")],
         "strategy": [StrOptions({"recursive", "direct"})],
-        "bptt": [Interval(Integral, 1, None, closed="left"), None],
-        "clip_norm": [Interval(Real, 0, None, closed="neither"), None],
-        "clip_value": [Interval(Real, 0, None, closed="neither"), None],
+        "bptt": [_Number(Integral, 1, None, closed="left"), None],
+        "clip_norm": [_Number(Real, 0, None, closed="neither"), None],
+        "clip_value": [_Number(Real, 0, None, closed="neither"), None],
         "init": [StrOptions({"uniform", "orthogonal", "xavier"})],
         "optimizer": [StrOptions({"adam", "adamw", "sgd", "rmsprop"})],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
-        "weight_decay": [Interval(Real, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [_Number(Real, 0, None, closed="neither")],
+        "weight_decay": [_Number(Real, 0, None, closed="left")],
+        "batch_size": [_Number(Integral, 1, None, closed="left")],
+        "max_epochs": [_Number(Integral, 1, None, closed="left")],
         "early_stopping": ["boolean"],
-        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
-        "patience": [Interval(Integral, 1, None, closed="left")],
+        "validation_fraction": [_Number(Real, 0, 1, closed="neither")],
+        "patience": [_Number(Integral, 1, None, closed="left")],
         "scaler": [StrOptions({"standard", "robust", "minmax"}), None],
         "backend": [StrOptions({"auto", "numba", "triton", "torch"})],
         "device": [str, torch.device],
         "dtype": [StrOptions({"float32", "float64"})],
-        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "n_threads": [_Number(Integral, 1, None, closed="left"), None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
