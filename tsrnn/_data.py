@@ -1674,7 +1674,7 @@ class WindowPlan:
     n_valid : ndarray (S,) of int
         Validation rows at the end of each series (0: no validation).
     lead : int, default=0
-        Rows of history before each window.
+        Rows of history each window's block holds before it (see ``min_lead``).
     series_order : ndarray (S,) of int or None, default=None
         The order in which :meth:`visit_order` numbers the series' windows (a panel's series
         sorted by id: the same panel with its series in another order is then trained on the
