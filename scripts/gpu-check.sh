@@ -28,8 +28,13 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
 
 rc=0
 if [ "$what" = all ] || [ "$what" = tests ]; then
-  "$PY" -P -m pytest -p no:cacheprovider -m gpu -rA --tb=short -q \
-    tests/kernels/test_triton.py tests/test_forecaster.py 2>&1 | tee /tmp/gpu-tests.log
+  # every Triton test (the unmarked ones run compiled on CUDA tensors here), then the
+  # forecaster's gpu tests
+  { "$PY" -P -m pytest -p no:cacheprovider -rA --tb=short -q tests/kernels/test_triton.py
+    r1=$?
+    "$PY" -P -m pytest -p no:cacheprovider -m gpu -rA --tb=short -q tests/test_forecaster.py
+    r2=$?
+    exit $((r1 || r2)); } 2>&1 | tee /tmp/gpu-tests.log
   rc=${PIPESTATUS[0]}
   [ -n "${OUT:-}" ] && cp /tmp/gpu-tests.log "$OUT/"
 fi
