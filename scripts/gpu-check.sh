@@ -8,6 +8,10 @@
 # Uses the python3 on the PATH as it is (a GPU machine brings its own CUDA build of torch, with
 # triton, numba, pandas and scikit-learn) and imports this checkout without installing it.
 # Logs and the benchmarks' JSON go to benchmarks/results/ and, where $OUT is set, to $OUT.
+#
+# Time on an H100 (2026-11-24): Triton compiles each kernel variant on first use, about 1-2 s
+# each, so `tests` takes 8-9 minutes (146 tests) and `bench` about 4; run them as separate
+# calls where one command may run 10 minutes at most.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
