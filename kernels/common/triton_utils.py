@@ -81,11 +81,13 @@ def _exp_f32(x):
     """``e^x`` in float32 to about 1 ulp over the whole range: ``2^k e^r`` with ``k`` the nearest
     integer to ``x / ln 2``, ``r = x - k ln 2`` (Cody-Waite, ``ln 2`` in two parts, so ``k ln2_hi``
     is exact) and ``e^r`` by its Taylor polynomial to ``r^7`` (``|r| <= 0.35``: truncation below
-    1e-8), ``2^k`` built from its exponent bits. Compiled, ``tl.exp`` is the GPU's ``ex2.approx``
-    of ``x log2(e)``: errors up to 3.7e-6 relative at ``|x| = 80``, 1e-6 in ``sigmoid`` and
-    ``tanh`` (measured on an H100), where this gives 7.7e-8. NaN stays NaN; past the float32
-    range it is ``inf``, and below ``e^-86.5`` it is ``tl.exp`` (subnormal or 0)."""
-    y = tl.minimum(tl.maximum(x, -86.5), 88.72283935546875)
+    1e-8); ``2^k`` is two factors ``2^(k >> 1) 2^(k - (k >> 1))`` built from exponent bits, each
+    a normal number for every ``k`` from -150 (results below float32's normals round gradually
+    to 0) to 128. Compiled, ``tl.exp`` is the GPU's ``ex2.approx`` of ``x log2(e)``: errors up to
+    3.7e-6 relative at ``|x| = 80``, 1e-6 in ``sigmoid`` and ``tanh`` (measured on an H100),
+    where this gives 7.7e-8. NaN stays NaN, ``e^x`` past float32's range is ``inf``, and 0
+    below ``e^-104``."""
+    y = tl.minimum(tl.maximum(x, -104.0), 88.72283935546875)
     k = tl.floor(y * 1.4426950408889634 + 0.5)
     r = y - k * 0.693145751953125
     r = r - k * 1.428606765330187e-06
@@ -96,11 +98,12 @@ def _exp_f32(x):
     p = p * r + 0.5
     p = p * r + 1.0
     p = p * r + 1.0
-    # 2^k as 2^(k-1) * 2: k runs to 128 at the top of the range, past float32's exponents
-    e = p * ((k.to(tl.int32) + 126) << 23).to(tl.float32, bitcast=True) * 2.0
+    ki = k.to(tl.int32)
+    k1 = ki >> 1  # floor(k / 2), also for negative k
+    e = p * ((k1 + 127) << 23).to(tl.float32, bitcast=True)
+    e = e * ((ki - k1 + 127) << 23).to(tl.float32, bitcast=True)
     e = tl.where(x > 88.72283935546875, float("inf"), e)  # e^x overflows float32 there
-    # below e^-86.5 (k = -125), near float32's smallest normal number: tl.exp
-    e = tl.where(x < -86.5, tl.exp(x), e)
+    e = tl.where(x < -104.0, 0.0, e)  # below half the smallest subnormal
     return tl.where(x != x, x, e)
 
 
@@ -146,9 +149,9 @@ def tanh(x):
     poly = x2 * poly - 17.0 / 315.0
     poly = x2 * poly + 2.0 / 15.0
     poly = x2 * poly - 1.0 / 3.0
-    small = a + a * x2 * poly
-    y = tl.where(a < threshold, small, big)
-    return tl.where(x < 0, -y, y)
+    small = x + x * x2 * poly  # odd in x
+    small = tl.where(x == 0.0, x, small)  # tanh(-0.0) = -0.0, as torch's (-0 + +0 is +0)
+    return tl.where(a < threshold, small, tl.where(x < 0, -big, big))
 
 
 @triton.jit
