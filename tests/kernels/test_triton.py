@@ -393,6 +393,37 @@ def test_activation_helpers_are_accurate(fn):
                                    atol=torch.finfo(dtype).tiny)
 
 
+@pytest.mark.skipif(not triton_interpreted(), reason="patches the interpreter's tl.exp; "
+                    "compiled, test_activation_helpers_are_accurate catches ex2.approx itself")
+def test_float32_activations_do_not_use_tl_exp(monkeypatch):
+    """Compiled, ``tl.exp`` is the GPU's ``ex2.approx`` (3.7e-6 relative), but the interpreter
+    runs it as ``np.exp``, exact: a float32 helper that went back to ``tl.exp`` would pass the
+    accuracy test here and fail only on a GPU. With the interpreter's ``tl.exp`` made 1e-5
+    off, the float32 helpers must stay accurate."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    exact = np.exp
+    monkeypatch.setattr(interpreter.np, "exp", lambda v, *a, **k: exact(v, *a, **k) * 1.00001)
+
+    @triton.jit
+    def apply(x, y, N: tl.constexpr):
+        r = tl.arange(0, N)
+        v = tl.load(x + r)
+        tl.store(y + r, tu.exp(v))
+        tl.store(y + N + r, tu.sigmoid(v))
+        tl.store(y + 2 * N + r, tu.tanh(v))
+
+    x = torch.linspace(-20, 20, 1024, dtype=torch.float32)
+    y = torch.empty(3 * 1024)
+    apply[(1,)](x, y, 1024)
+    xd = x.double()
+    for got, fn in zip(y.view(3, 1024), (torch.exp, torch.sigmoid, torch.tanh)):
+        torch.testing.assert_close(got, fn(xd).float(), rtol=2.4e-7, atol=0,
+                                   msg=lambda m, f=fn: f"{f.__name__}: {m}")
+
+
 # the interpreter evaluates both sides of the helpers' tl.where on inf and NaN lanes
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
