@@ -26,6 +26,8 @@ import torch
 
 triton = pytest.importorskip("triton")  # before the imports that need it: skip, not error
 
+import triton.language as tl  # noqa: E402
+
 import tsrnn.nn  # noqa: E402
 from tsrnn.exceptions import FallbackWarning  # noqa: E402
 from tsrnn.kernels.common import triton_utils as tu  # noqa: E402
@@ -358,6 +360,22 @@ def test_plan_tiles_and_modes():
     assert tu.plan(8, 5, 1, torch.float32, cpu).precision == "ieee"
 
 
+@triton.jit
+def _activations_kernel(x, y, N: tl.constexpr):
+    r = tl.arange(0, N)
+    v = tl.load(x + r)
+    tl.store(y + r, tu.exp(v))
+    tl.store(y + N + r, tu.sigmoid(v))
+    tl.store(y + 2 * N + r, tu.tanh(v))
+
+
+def _activations(x):
+    """The kernels' exp, sigmoid and tanh of ``x`` (1-D, a power of 2 long): (3, len(x))."""
+    y = torch.empty(3, x.numel(), device=x.device, dtype=x.dtype)
+    _activations_kernel[(1,)](x, y, x.numel())
+    return y
+
+
 @pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")  # e^88.7 in float32
 @pytest.mark.parametrize("fn", ["exp", "sigmoid", "tanh"])
 def test_activation_helpers_are_accurate(fn):
@@ -365,20 +383,6 @@ def test_activation_helpers_are_accurate(fn):
     over tiny to huge values. float32: within 4 ulp relative. Compiled, ``tl.exp`` is the GPU's
     ``ex2.approx`` (3.7e-6 relative at 80; 1e-6 through sigmoid and tanh on an H100), and tanh's
     ``1 - 2 / (e^2x + 1)`` lost 1e-6 relative to cancellation just above its Taylor branch."""
-    import triton.language as tl
-
-    @triton.jit
-    def apply(x, y, N: tl.constexpr, FN: tl.constexpr):
-        r = tl.arange(0, N)
-        v = tl.load(x + r)
-        if FN == "exp":
-            out = tu.exp(v)
-        elif FN == "sigmoid":
-            out = tu.sigmoid(v)
-        else:
-            out = tu.tanh(v)
-        tl.store(y + r, out)
-
     mags = torch.logspace(-8, 2, 1024, dtype=torch.float64)
     x = torch.cat([mags, -mags, torch.linspace(-1, 1, 2048, dtype=torch.float64)])
     if fn == "exp":
@@ -386,8 +390,7 @@ def test_activation_helpers_are_accurate(fn):
     want_fn = {"exp": torch.exp, "sigmoid": torch.sigmoid, "tanh": torch.tanh}[fn]
     for dtype, rtol in ((torch.float64, 1e-13), (torch.float32, 2.4e-7)):
         xs = x.to(DEVICE, dtype)
-        y = torch.empty_like(xs)
-        apply[(1,)](xs, y, xs.numel(), fn)
+        y = _activations(xs)[("exp", "sigmoid", "tanh").index(fn)]
         # sigmoid(-100) = 4e-44 is subnormal in float32: 0 will do
         torch.testing.assert_close(y, want_fn(xs.double()).to(dtype), rtol=rtol,
                                    atol=torch.finfo(dtype).tiny)
@@ -401,25 +404,14 @@ def test_float32_activations_do_not_use_tl_exp(monkeypatch):
     accuracy test here and fail only on a GPU. With the interpreter's ``tl.exp`` made 1e-5
     off, the float32 helpers must stay accurate."""
     import numpy as np
-    import triton.language as tl
     from triton.runtime import interpreter
 
     exact = np.exp
     monkeypatch.setattr(interpreter.np, "exp", lambda v, *a, **k: exact(v, *a, **k) * 1.00001)
 
-    @triton.jit
-    def apply(x, y, N: tl.constexpr):
-        r = tl.arange(0, N)
-        v = tl.load(x + r)
-        tl.store(y + r, tu.exp(v))
-        tl.store(y + N + r, tu.sigmoid(v))
-        tl.store(y + 2 * N + r, tu.tanh(v))
-
     x = torch.linspace(-20, 20, 1024, dtype=torch.float32)
-    y = torch.empty(3 * 1024)
-    apply[(1,)](x, y, 1024)
     xd = x.double()
-    for got, fn in zip(y.view(3, 1024), (torch.exp, torch.sigmoid, torch.tanh)):
+    for got, fn in zip(_activations(x), (torch.exp, torch.sigmoid, torch.tanh)):
         torch.testing.assert_close(got, fn(xd).float(), rtol=2.4e-7, atol=0,
                                    msg=lambda m, f=fn: f"{f.__name__}: {m}")
 
@@ -431,22 +423,10 @@ def test_activation_helpers_at_the_edges():
     """inf and NaN in, and float32's range ends: e^89 overflows to inf, sigmoid reaches exactly
     0 and 1, tanh exactly -1 and 1 and keeps the sign of zero, NaN stays NaN. Results below
     float32's smallest normal number may be flushed to 0 (a GPU may flush them)."""
-    import triton.language as tl
-
-    @triton.jit
-    def apply(x, y, N: tl.constexpr):
-        r = tl.arange(0, N)
-        v = tl.load(x + r)
-        tl.store(y + r, tu.exp(v))
-        tl.store(y + N + r, tu.sigmoid(v))
-        tl.store(y + 2 * N + r, tu.tanh(v))
-
     x = torch.tensor([float("-inf"), -200.0, -104.0, -87.5, 88.7, 89.0, 200.0, float("inf"),
                       float("nan"), 0.0, -0.0, 1e-30, -1e-30, 30.0, -30.0, 5.0],
                      device=DEVICE)
-    y = torch.empty(3 * 16, device=DEVICE)
-    apply[(1,)](x, y, 16)
-    exp, sig, tanh = y.view(3, 16).double()
+    exp, sig, tanh = _activations(x).double()
     xd = x.double()
     tiny = torch.finfo(torch.float32).tiny
     for got, fn in ((exp, torch.exp), (sig, torch.sigmoid), (tanh, torch.tanh)):
