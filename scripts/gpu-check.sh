@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On a CUDA machine: the compiled Triton kernels' tests, then the GPU speed tables.
 #
-#   ./scripts/gpu-check.sh            # tests, then bench_layers.py --device cuda (layer and kernels)
+#   ./scripts/gpu-check.sh            # tests, then activations_triton.py and bench_layers.py --device cuda
 #   ./scripts/gpu-check.sh tests      # tests only
 #   ./scripts/gpu-check.sh bench      # benchmarks only
 #
@@ -43,9 +43,10 @@ if [ "$what" = all ] || [ "$what" = tests ]; then
   [ -n "${OUT:-}" ] && cp /tmp/gpu-tests.log "$OUT/"
 fi
 if [ "$what" = all ] || [ "$what" = bench ]; then
+  "$PY" benchmarks/activations_triton.py || rc=1
   for extra in "" --kernels-only; do
     "$PY" benchmarks/bench_layers.py --device cuda $extra || rc=1
   done
-  [ -n "${OUT:-}" ] && cp benchmarks/results/layers_cuda*.json "$OUT/"
+  [ -n "${OUT:-}" ] && cp benchmarks/results/layers_cuda*.json benchmarks/results/activations_cuda.json "$OUT/"
 fi
 exit "$rc"
