@@ -68,7 +68,7 @@ DEVICE = "cpu" if triton_interpreted() else "cuda"
 
 
 @pytest.fixture(autouse=True)
-def _kernels_need_the_interpreter_or_a_gpu(request):
+def _kernels_need_the_interpreter_or_a_gpu():
     # Outside the interpreter Triton runs CUDA tensors only.
     if not triton_interpreted() and not torch.cuda.is_available():
         pytest.skip("compiled Triton kernels need a CUDA GPU; set TRITON_INTERPRET=1 to run "
