@@ -454,6 +454,67 @@ def test_torch_export_exports_torch_nn_op(kind, strict):
     assert not tnn._exporting()
 
 
+@pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_tanh"])
+def test_make_fx_records_a_graph_that_computes_the_layer(kind):
+    """The kernels write through NumPy, unseen by torch's dispatcher: make_fx recorded only
+    the outputs' allocation, and its graph returned uninitialised memory (1e36, NaN) without
+    an error. Under a dispatch mode the layers run torch.nn's op."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    torch.manual_seed(0)
+    ours, ref = _pair(kind, 3, 4, 2, True, False, True, torch.float32)
+    graph = make_fx(lambda x: ours(x)[0])(torch.randn(5, 2, 3))
+    y = torch.randn(5, 2, 3)
+    torch.testing.assert_close(graph(y), ref(y)[0], **TOL[torch.float32])
+    # the functional form too: its reference loop is recorded
+    layer = tnn.GRU(3, 4)
+    args = [layer.weight_ih_l0, layer.bias_ih_l0, layer.weight_hh_l0, layer.bias_hh_l0]
+    fn = make_fx(lambda x, h: tnn.recurrent_layer("gru", x, *args, h)[0])
+    h0 = torch.zeros(2, 4)
+    got = fn(torch.randn(5, 2, 3), h0)(y, h0)
+    torch.testing.assert_close(got, layer(y)[0], **TOL[torch.float32])
+
+
+@pytest.mark.parametrize("kind", ["GRU", "LSTM", "RNN"])
+def test_fake_tensors_and_flop_counting_see_torch_nn_op(kind):
+    """Fake tensors have no data: the kernels' ``.numpy()`` failed with an error naming
+    neither problem nor fix. FlopCounterMode counted only the input projection (115,200
+    FLOPs of 2,176,512 here)."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FakeTensorMode():
+        out, _ = getattr(tnn, kind)(3, 4)(torch.randn(5, 2, 3))
+    assert out.shape == (5, 2, 4)
+    counts = []
+    for module in (getattr(tnn, kind), getattr(torch.nn, kind)):
+        torch.manual_seed(0)
+        layer = module(3, 16)
+        x = torch.randn(50, 8, 3, requires_grad=True)
+        with FlopCounterMode(display=False) as counter:
+            layer(x)[0].sum().backward()
+        counts.append(counter.get_total_flops())
+    assert counts[0] == counts[1]
+    assert counts[0] > 0 or kind == "LSTM"  # torch counts no FLOPs for its own LSTM op
+
+
+@pytest.mark.parametrize("kind", list(PAIRS))
+def test_fx_symbolic_trace_records_the_layer_as_one_node(kind):
+    """torch.fx treats torch.nn's layers as leaves, not these: it traced into the layer and
+    its input check failed on the Proxy, advising torch.as_tensor. The layer is now one
+    call_module node, and the traced model runs it."""
+    torch.manual_seed(0)
+    ours, _ = _pair(kind, 3, 4, 1, False, True, True, torch.float32)
+    net = _Net(ours)
+    traced = torch.fx.symbolic_trace(net)
+    calls = [n.target for n in traced.graph.nodes if n.op == "call_module"]
+    assert calls == ["rnn", "head"]
+    x = torch.randn(2, 5, 3)
+    torch.testing.assert_close(traced(x), net(x), rtol=0, atol=0)
+    with pytest.raises(TypeError, match="submodule"):
+        torch.fx.symbolic_trace(ours)
+
+
 @pytest.mark.parametrize("frozen", ["parameters", "no_grad"])
 @pytest.mark.parametrize("kind", ["gru", "lstm", "rnn_tanh"])
 def test_forward_mode_ad_keeps_the_tangent(kind, frozen):

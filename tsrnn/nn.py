@@ -36,6 +36,10 @@ tangent was dropped). While ``torch.jit.trace`` records (also ``torch.onnx.expor
 for any sequence length (the kernels write through NumPy, which the tracer cannot see); the
 functional forms run the reference loop there, which the trace records unrolled at the
 traced length: a longer input is silently cut to it, a shorter one fails. Trace the layers.
+Under a torch dispatch mode (``make_fx``, ``FakeTensorMode``, ``FlopCounterMode``) the layers
+run torch.nn's op and the functional forms the reference loop, which the mode sees (it cannot
+see the kernels). ``torch.fx.symbolic_trace`` records a layer as one ``call_module`` node, as
+it records torch.nn's layers.
 Under ``torch.autocast`` the layers run in their parameters' dtype, the input and state cast
 to it, on the kernels: their outputs are in that dtype, where torch.nn's are in the autocast
 dtype (a half-precision input or state, the output of an autocast op, is cast to the
@@ -129,6 +133,11 @@ def _autocast_check():
 _autocast_active = _autocast_check()
 
 
+# The number of torch dispatch modes in force (``make_fx``'s proxy mode, ``FakeTensorMode``,
+# ``FlopCounterMode``, a user's ``TorchDispatchMode``): private but long-standing, 0 without it.
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+
+
 def _exporting() -> bool:
     """Whether ``torch.export`` is tracing (``torch.compiler.is_exporting``, torch 2.5+)."""
     is_exporting = getattr(torch.compiler, "is_exporting", None)
@@ -168,12 +177,16 @@ def _b_hh_for_backward(kernel, b_hh):
 def _resolve(backend, t):
     """The backend to run: :func:`resolve_backend`'s, or ``'torch'`` inside ``torch.func``
     transforms, while ``torch.jit.trace`` records (the kernels write through NumPy, which
-    the tracer cannot see: without gradients it recorded empty outputs) and inside a
-    forward-mode AD ``dual_level`` (the kernels have no ``jvp``). See the module
-    docstring."""
+    the tracer cannot see: without gradients it recorded empty outputs), inside a
+    forward-mode AD ``dual_level`` (the kernels have no ``jvp``) and under a torch dispatch
+    mode (``make_fx`` recorded only the outputs' allocation, and its graph returned
+    uninitialised memory; fake tensors have no data to read). See the module docstring."""
     name = resolve_backend(backend, t.device, t.dtype)
     if name != "torch" and (
-        _functorch_active() or torch.jit.is_tracing() or _dual_level_active()
+        _functorch_active()
+        or torch.jit.is_tracing()
+        or _dual_level_active()
+        or _dispatch_modes() > 0
     ):
         return "torch"
     if name == "numba" and not _numba_pool[0]:
@@ -909,6 +922,8 @@ class _KernelRNNMixin:
         )
 
     def _forward(self, input, hx):
+        if isinstance(input, torch.fx.Proxy):
+            return self._fx_call(input, hx)
         if _exporting():
             # torch.export traces torch.nn's op (its graph cannot hold the kernels, which
             # write through NumPy): the same module and parameters, torch.nn's results
@@ -916,6 +931,26 @@ class _KernelRNNMixin:
                 self._nonlinearity()  # checked on every path
             return super().forward(input, hx)
         return self._run(input, hx)
+
+    def _fx_call(self, input, hx):
+        """Under ``torch.fx.symbolic_trace``: the layer as one ``call_module`` node, as FX
+        records torch.nn's layers (its tracer treats only modules of ``torch.nn`` as leaves
+        and traced into this one, whose checks cannot read a ``Proxy``). The traced model
+        calls the layer, kernels and all."""
+        tracer = input.tracer
+        try:
+            path = tracer.path_of_module(self)
+        except NameError:  # not a submodule of the traced model
+            path = ""
+        if not path:
+            raise TypeError(
+                f"torch.fx.symbolic_trace cannot trace a {type(self).__name__} from tsrnn.nn on "
+                "its own (nor torch.nn's layers: their forward has data-dependent control "
+                "flow). Trace a model that holds it as a submodule: the layer is recorded as one "
+                "call_module node, as torch.nn's layers are."
+            )
+        args = (input,) if hx is None else (input, hx)
+        return tracer.create_proxy("call_module", path, args, {})
 
     def _check_input(self, x):
         if not isinstance(x, torch.Tensor):
@@ -1025,12 +1060,15 @@ class _KernelRNNMixin:
             isinstance(x, PackedSequence)
             or getattr(self, "proj_size", 0) > 0
             or torch.jit.is_tracing()
+            or _dispatch_modes() > 0
         ):
             # Variable-length packed batches and LSTM projections run on torch.nn's own
             # implementation: same module, same parameters, same results. So does a trace:
             # torch.nn's op records as one node, valid for any sequence length (the kernels
             # write through NumPy, which the tracer cannot see, and a Python time loop would be
-            # recorded unrolled at the traced length).
+            # recorded unrolled at the traced length). So do the layers under a torch
+            # dispatch mode (make_fx, FakeTensorMode, FlopCounterMode), which sees the
+            # operations of torch.nn's op and none of the kernels'.
             return super().forward(x, hx)
         if isinstance(x, torch.Tensor) and _autocast_active(x.device.type):
             x, hx = self._to_params_dtype(x, hx)
