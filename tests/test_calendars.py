@@ -41,9 +41,18 @@ def test_monthly_stamps_on_a_fixed_day_with_a_date_offset():
     # without the offset set, the message names the fix
     bare = wave(pd.DatetimeIndex(list(index)))
     with pytest.raises(
-        ValueError, match=r"day 15 of each month.*asfreq\(pd.DateOffset\(months=1\)\)"
+        ValueError, match=r"monthly time stamps on day 15 .*asfreq\(pd.DateOffset\(months=1\)\)"
     ):
         RNNForecaster(**TINY).fit(bare)
+    # quarterly ones too (they were told of "no regular frequency"), and the offset works
+    quarters = pd.date_range("2010-02-15", periods=40, freq=pd.DateOffset(months=3))
+    with pytest.raises(
+        ValueError, match=r"quarterly time stamps on day 15 .*months=3.*to_period\('Q'\)"
+    ):
+        RNNForecaster(**TINY).fit(wave(pd.DatetimeIndex(list(quarters))))
+    model = RNNForecaster(**TINY).fit(wave(quarters))
+    assert model.seasonal_period_ == 4
+    assert list(model.predict(1).index) == [pd.Timestamp("2020-02-15")]
 
 
 def test_update_takes_a_few_business_days_without_a_frequency():

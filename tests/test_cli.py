@@ -279,6 +279,74 @@ def test_freq_that_the_stamps_do_not_follow(series_csv, capsys):
     assert "not a pandas frequency" in err
 
 
+def _mid_month_csv(path, months, periods=40, covariate=False):
+    index = pd.date_range("2010-02-15", periods=periods, freq=pd.DateOffset(months=months))
+    frame = pd.DataFrame({"day": index.strftime("%Y-%m-%d"), "y": np.sin(np.arange(periods))})
+    if covariate:
+        frame["promo"] = np.arange(periods) % 3
+    frame.to_csv(path, index=False)
+    return index
+
+
+@pytest.mark.parametrize("months", [1, 3])
+def test_stamps_on_one_day_of_the_month_are_read_as_whole_months(tmp_path, capsys, months):
+    """Monthly or quarterly stamps on the 15th follow no pandas frequency string: they were
+    refused as having "no regular frequency" with advice to fill missing stamps (none were
+    missing) or pass a --freq, and no --freq worked. They are read as steps of
+    pd.DateOffset(months=k), as the forecaster takes them in Python."""
+    path = tmp_path / "mid.csv"
+    index = _mid_month_csv(path, months)
+    code, out, _ = _run(["forecast", path, "-H", "3", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    want = pd.date_range(index[-1], periods=4, freq=pd.DateOffset(months=months))[1:]
+    assert list(got) == list(want)
+    # --freq MS (or QS-FEB) puts the grid on the 1st: the message says to leave it out
+    err = _fails(["forecast", path, "--freq", "MS", "-H", "3"], capsys)
+    assert "2010-02-15, is not on the grid of --freq MS" in err and "leave out --freq" in err
+
+
+def test_stamps_on_one_day_of_the_month_with_covariates_and_a_saved_model(tmp_path, capsys):
+    path, future, saved = tmp_path / "mid.csv", tmp_path / "future.csv", tmp_path / "m.joblib"
+    index = _mid_month_csv(path, 1, covariate=True)
+    ahead = pd.date_range(index[-1], periods=3, freq=pd.DateOffset(months=1))[1:]
+    pd.DataFrame({"day": ahead.strftime("%Y-%m-%d"), "promo": [1, 2]}).to_csv(future, index=False)
+    argv = ["forecast", path, "--target", "y", "--covariates", "promo", "--future", future]
+    code, fitted, _ = _run([*argv, "--save-model", saved, *FAST], capsys)
+    assert code == 0
+    code, loaded, _ = _run(["forecast", "--load-model", saved, "--future", future], capsys)
+    assert code == 0 and loaded == fitted
+    assert pd.read_csv(io.StringIO(loaded)).day.tolist() == ["2013-06-15", "2013-07-15"]
+    # rows that skip a month: the fix named is the command line's, not update()
+    late = pd.DataFrame({"day": ["2013-07-15", "2013-08-15"], "promo": [1, 2]})
+    late.to_csv(future, index=False)
+    err = _fails(["forecast", "--load-model", saved, "--future", future], capsys)
+    assert "update()" not in err and "the command line has no update" in err
+
+
+def test_a_panel_on_one_day_of_the_month_is_told_to_label_months(tmp_path, capsys):
+    index = pd.date_range("2010-01-15", periods=30, freq=pd.DateOffset(months=1))
+    frame = pd.concat(
+        [pd.DataFrame({"id": k, "day": index.strftime("%Y-%m-%d"), "y": 1.0}) for k in "ab"]
+    )
+    frame.to_csv(tmp_path / "panel.csv", index=False)
+    err = _fails(["forecast", tmp_path / "panel.csv", "--id-col", "id", "-H", "2"], capsys)
+    assert "day 15 of the month" in err and "label the rows by month" in err
+
+
+def test_weekly_stamps_off_the_freq_anchor_name_the_anchored_alias(tmp_path, capsys):
+    """Monday-stamped weeks with --freq W (Sundays) were told to "fill the missing steps"."""
+    index = pd.date_range("2020-01-06", periods=30, freq="W-MON")
+    path = tmp_path / "weeks.csv"
+    pd.DataFrame({"week": index.strftime("%Y-%m-%d"), "y": np.arange(30.0) % 4}).to_csv(
+        path, index=False
+    )
+    err = _fails(["forecast", path, "--freq", "W", "-H", "2"], capsys)
+    assert "fill the missing steps" not in err
+    assert "for weekly stamps on Mondays pass --freq W-MON" in err
+    assert _run(["forecast", path, "--freq", "W-MON", "-H", "2", *FAST], capsys)[0] == 0
+
+
 def test_duplicated_and_unsorted_stamps(tmp_path, capsys):
     path = tmp_path / "dup.csv"
     days = ["2020-01-01", "2020-01-02", "2020-01-02", "2020-01-03"]

@@ -405,18 +405,27 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
         warnings.simplefilter("ignore", DeprecationWarning)
         freq = pd.infer_freq(index)
     freq = getattr(freq, "freqstr", freq)
-    if freq is None and _monthly_on_one_day(index):
+    months = months_on_one_day(index) if freq is None else 0
+    if months:
         name = _argument(what)
-        fix = (
-            # a level of a MultiIndex carries no frequency: months as periods carry theirs
-            f"Index the time level by month: {_periods_level_fix(name, 'M')}."
-            if panel
-            else "Give it that frequency, e.g. "
-            f"{name} = {name}.asfreq(pd.DateOffset(months=1)), or index it by month: "
-            f"{name} = {name}.to_period('M')."
-        )
+        period = _MONTHS_PERIOD.get(months)  # None: no period frequency counts k months
+        unit = {"M": "month", "Q": "quarter", "Y": "year"}.get(period)
+        if panel:  # a level of a MultiIndex carries no frequency: periods carry theirs
+            fix = (
+                f"Index the time level by {unit}: {_periods_level_fix(name, period)}."
+                if period
+                else "Index the time level by periods of a regular frequency."
+            )
+        else:
+            offset = f"pd.DateOffset(months={months})"
+            fix = f"Give it that frequency, e.g. {name} = {name}.asfreq({offset})"
+            if period:
+                fix += f", or index it by {unit}: {name} = {name}.to_period({period!r})"
+            fix += "."
+        kind = {1: "monthly", 3: "quarterly", 12: "yearly"}.get(months)
+        kind = f"{kind} time stamps" if kind else f"time stamps every {months} months"
         raise ValueError(
-            f"{what} has monthly time stamps on day {index[0].day} of each month, which no "
+            f"{what} has {kind} on day {index[0].day} of the month, which no "
             f"pandas frequency string describes. {fix}"
         )
     if freq is None and grid is not None:
@@ -449,14 +458,33 @@ def _periods_level_fix(name: str, freq: str) -> str:
     )
 
 
-def _monthly_on_one_day(index: pd.DatetimeIndex) -> bool:
-    """Stamps one month apart on the same day and time of day (e.g. every 15th)."""
-    months = np.asarray(index.year) * 12 + np.asarray(index.month)
-    return bool(
-        (np.diff(months) == 1).all()
+_MONTHS_PERIOD = {1: "M", 3: "Q", 12: "Y"}  # a period frequency for stamps k months apart
+
+
+def months_on_one_day(index: pd.DatetimeIndex) -> int:
+    """``k`` where the stamps are ``k`` months apart on the same day of the month, at most
+    the 28th, and the same time of day (every 15th: 1; the 15th of every third month: 3),
+    else 0. ``pd.DateOffset(months=k)`` is then their grid; no frequency string describes
+    it, and ``pd.infer_freq`` finds none. Later days are left out: a month without that day
+    would move the grid's later stamps.
+
+    Examples
+    --------
+    >>> months_on_one_day(pd.DatetimeIndex(["2020-01-15", "2020-04-15", "2020-07-15"]))
+    3
+    >>> months_on_one_day(pd.DatetimeIndex(["2020-01-15", "2020-02-15", "2020-04-15"]))
+    0
+    """
+    if len(index) < 2 or index[0].day > 28:
+        return 0
+    steps = np.diff(np.asarray(index.year) * 12 + np.asarray(index.month))
+    same = (
+        steps[0] >= 1
+        and (steps == steps[0]).all()
         and (index.day == index[0].day).all()
         and (index.time == index[0].time()).all()
     )
+    return int(steps[0]) if same else 0
 
 
 def _regular_grid_fix(

@@ -1204,6 +1204,20 @@ def _time_index(
         )
     inferred = pd.DatetimeIndex(index, freq="infer")
     if inferred.freq is None:
+        from tsrnn._data import months_on_one_day
+
+        months = months_on_one_day(index)
+        if months and series is None:
+            # every 15th (of every k-th month): no pandas frequency string, but an offset
+            return pd.DatetimeIndex(index, freq=pd.DateOffset(months=months))
+        if months:
+            raise _InputError(
+                f"{where} has stamps {months} month(s) apart on day {index[0].day} of the "
+                "month, which no pandas frequency string describes, and the command line "
+                "reads a panel's time steps by one: label the rows by month instead (e.g. "
+                f"{index[0]:%Y-%m} for {_stamp(index[0])}, read as the month's first day), "
+                "or fit in Python (docs/api-notes.md, 'Calendars')"
+            )
         raise _InputError(
             _utc_offsets_message(column, index, where) or _irregular_message(index, where)
         )
@@ -1462,6 +1476,13 @@ def _apply_freq(index, freq, where, label=None):
     if not isinstance(index, pd.DatetimeIndex):
         raise _InputError(f"--freq applies to dates, but {where} is indexed by {type(index)}")
     expected = pd.date_range(index[0], periods=len(index), freq=offset)
+    freq = freq if isinstance(freq, str) else offset.freqstr
+    if len(index) and expected[0] != index[0]:  # the grid starts later: off its anchor
+        raise _InputError(
+            f"the first stamp of {where}, {_stamp(index[0])}, is not on the grid of "
+            f"{label or '--freq'} {freq} (whose next stamp is {_stamp(expected[0])})"
+            + (_anchor_hint(index) if label is None else "")
+        )
     if not expected.equals(index):
         row = int(next(i for i in range(len(index)) if index[i] != expected[i]))
         raise _InputError(
@@ -1470,6 +1491,27 @@ def _apply_freq(index, freq, where, label=None):
             + ("" if label else " (or pick the right --freq)")
         )
     return pd.DatetimeIndex(index, freq=offset, name=index.name)
+
+
+def _anchor_hint(index):
+    """What --freq fits stamps off the grid of the --freq given (weekly on Mondays: W-MON)."""
+    import pandas as pd
+
+    from tsrnn._data import months_on_one_day
+
+    if len(index) > 1 and months_on_one_day(index):
+        return (
+            f": stamps on day {index[0].day} of the month follow no pandas frequency string; "
+            "leave out --freq, and they are read as steps of whole months"
+        )
+    steps = index[1:] - index[:-1]
+    if len(index) > 1 and (steps == pd.Timedelta(days=7)).all():
+        day = index[0].day_name()[:3].upper()
+        return f": for weekly stamps on {index[0].day_name()}s pass --freq W-{day}"
+    return (
+        "; pick a --freq anchored on the stamps (pandas' anchored aliases: W-MON, QS-FEB, "
+        "YS-JUL, ...), or leave it out for pandas to infer one"
+    )
 
 
 def _irregular_message(index, where):
@@ -1696,7 +1738,8 @@ def _read_future(args, history, model):
         return None
     freq = args.freq
     if freq is None and history is not None:
-        freq = getattr(history.index, "freqstr", None)
+        # the offset itself: pd.DateOffset(months=1)'s string does not read back
+        freq = getattr(history.index, "freq", None)
     if freq is None and model is not None:
         freq = getattr(model, "freq_", None)
     # A short --future file cannot show its own frequency: it has the history's.
@@ -1851,6 +1894,12 @@ def _as_cli_options(message: str) -> str:
     # the estimator's 'horizon' is --model-horizon here (--horizon is the forecast's length)
     message = re.sub(r"\ba smaller horizon\b", "a smaller --model-horizon", message)
     message = re.sub(r"\bmultiple of horizon\b", "multiple of --model-horizon", message)
+    # the command line has no update(): a model is brought up to date by fitting it again
+    message = re.sub(
+        r"\bupdate\(\) the model with (?:the observed gap|the rows observed in between) first",
+        "fit a model on the data up to the step before them (the command line has no update)",
+        message,
+    )
     names = "|".join(sorted(flags, key=len, reverse=True))
     # scikit-learn's parameter check: "The 'dropout' parameter of RNNForecaster must be a
     # float in the range [0.0, 1.0) ... or None. Got 2.0 instead."
