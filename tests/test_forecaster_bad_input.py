@@ -537,6 +537,31 @@ def test_a_date_column_is_told_to_become_the_index():
         RNNForecaster(**TINY).fit(df)
 
 
+def test_future_stamps_given_as_values_are_refused_with_the_index_that_works():
+    """A target-only model reads only the length and index of predict's rows: dates given as
+    values (a list of strings, index.values, Timestamps, a 'ds' column) were taken as that
+    many rows, and the forecasts were of the steps right after the data, without a word."""
+    y = pd.Series(np.sin(np.arange(60) / 2), index=pd.date_range("2020", periods=60, freq="MS"))
+    model = RNNForecaster(**TINY).fit(y)
+    later = pd.date_range("2025-03-01", periods=2, freq="MS")
+    for X in (
+        later.strftime("%Y-%m-%d").tolist(),
+        later.values,
+        list(later),
+        pd.Series(later),
+        later.to_period("M").tolist(),
+    ):
+        with pytest.raises(TypeError, match=r"X holds (time stamps|text) as values.*Index\(X\)"):
+            model.predict(X)
+    with pytest.raises(TypeError, match=r"date column\(s\) 'ds'.*set_index\('ds'\)"):
+        model.predict(pd.DataFrame({"ds": later}))
+    # the fix named works: the forecasts are of those months
+    assert list(model.predict(pd.DatetimeIndex(later)).index) == list(later)
+    # rows of numbers still count steps, as sklearn's splitters hand them over
+    next_two = pd.date_range("2025-01-01", periods=2, freq="MS")
+    assert list(model.predict(np.zeros(2)).index) == list(next_two)
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):

@@ -550,7 +550,7 @@ def test_monthly_stamps_on_one_day_in_a_panel_get_a_fix_that_works_on_a_panel():
     y.index = pd.MultiIndex.from_arrays(
         [y.index.get_level_values(0), stamps], names=y.index.names
     )
-    with pytest.raises(ValueError, match="day 15 of each month") as err:
+    with pytest.raises(ValueError, match="monthly time stamps on day 15 of the month") as err:
         RNNForecaster(**TINY).fit(y)
     fix = (
         "y.index = pd.MultiIndex.from_arrays([y.index.get_level_values(0), "

@@ -8,6 +8,7 @@ ending in ``_``; pickling to plain CPU arrays).
 
 from __future__ import annotations
 
+import datetime
 import numbers
 import sys
 import time
@@ -254,6 +255,53 @@ def _warn_short_series(
         stacklevel=5,
     )
     return True
+
+
+def _stamp_like(dtype) -> bool:
+    return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
+
+
+def _refuse_stamps_as_values(X) -> None:
+    """A target-only model reads only the length and index of ``predict``'s rows: future
+    stamps given as their values (a list of dates, ``index.values``, a ``ds`` column) were
+    taken as so many rows, and the forecasts were of the steps right after the data, whatever
+    the dates said. Raise ``TypeError`` naming the index that says it."""
+    if isinstance(X, pd.DataFrame):
+        dates = [c for c, t in X.dtypes.items() if _stamp_like(t)]
+        if dates:
+            raise TypeError(
+                f"X has date column(s) {', '.join(repr(c) for c in dates[:2])}, but this model "
+                "has no covariates and reads only X's length and index: the stamps must be the "
+                f"index. Use X.set_index({dates[0]!r}), or pass the stamps themselves: "
+                f"predict(pd.DatetimeIndex(X[{dates[0]!r}]))."
+            )
+        return
+    if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind not in "MOUS"):
+        return  # numbers: rows
+    if isinstance(X, pd.Series):
+        values, stamps = X.to_numpy(), _stamp_like(X.dtype)
+    else:
+        try:
+            values = np.asarray(X)
+        except Exception:  # not rows: _rows_and_index says so
+            return
+        stamps = values.dtype.kind == "M"
+    if values.ndim != 1 or not len(values):
+        return
+    first = values[0]
+    kind = None
+    if stamps or isinstance(first, datetime.date | np.datetime64 | pd.Period):
+        kind = "time stamps"
+    elif isinstance(first, str | bytes):
+        kind = "text"
+    if kind is not None:
+        build = "pd.PeriodIndex(X)" if isinstance(first, pd.Period) else "pd.DatetimeIndex(X)"
+        raise TypeError(
+            f"X holds {kind} as values ('{first}', ...), but this model has no covariates and "
+            "reads only X's length and index: the forecasts would be of the steps right after "
+            f"the data, whatever they say. Pass the future stamps as an index, {build}, or "
+            "an int h."
+        )
 
 
 def _warn_base_lost(data, train, period: int, window: int, H: int, mask) -> None:
@@ -1210,7 +1258,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             Rows: with covariates, their future values, one row per step; target only, only
             the length and index of ``X`` are used (its values are not), and ``X`` may be the
             index itself (a ``pd.DatetimeIndex``/``PeriodIndex``/``RangeIndex`` of future
-            stamps). A time index that starts later than the step after the end (e.g.
+            stamps); values that are dates or text (a list of dates, ``index.values``, a
+            ``ds`` column) raise ``TypeError``: they would say nothing of the steps. A time index that starts later than the step after the end (e.g.
             ``TimeSeriesSplit(gap=k)``) gives the forecasts at those stamps. A panel forecasts
             each series up to its rows. With ``strategy='direct'`` each network call emits
             ``horizon`` steps from the covariates of all of them: rows of ``X`` short of a
@@ -1280,6 +1329,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         refuse_pandas_collections(X, "X")
         if isinstance(X, pd.Index):
             X = self._stamps_as_rows(X)
+        elif not layout["covariates"]:
+            _refuse_stamps_as_values(X)
         if layout["ids"] is not None:
             return self._plan_panel(X)
         n, index = self._rows_and_index(X, what="X")
