@@ -100,7 +100,7 @@ FIT_CASES = [
         ValueError,
         r"'c' \(category\).*pd.get_dummies",
     ),
-    ("x-dates", (X.assign(c=INDEX), Y), ValueError, r"'c' \(datetime64.*dayofweek"),
+    ("x-dates", (X.assign(c=INDEX), Y), ValueError, r"'c' \(datetime64.*day_of_week"),
     ("x-no-columns", (X[[]], Y), ValueError, r"no columns: pass at least one numeric"),
 ]
 
@@ -520,6 +520,7 @@ def test_covariates_built_without_an_index_pair_with_a_dated_target_by_position(
         RNNForecaster(**TINY).fit(plain, shifted)
 
 
+@pytest.mark.filterwarnings("error")  # pandas 3 deprecated DatetimeIndex.dayofweek, once read
 def test_business_days_with_a_holiday_missing_are_told_the_business_day_grid():
     """The first stamps (Tue-Fri) read as 'D', and the message advised asfreq('D'), which
     inserts every weekend as NaN; the fix is 'B' (or the holidays' own calendar)."""

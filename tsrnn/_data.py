@@ -238,7 +238,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
             f"{what} has non-numeric covariate column(s): {kinds}. Covariates must be numbers: "
             "convert text that holds numbers with pd.to_numeric, encode categories as numbers "
             "(e.g. pd.get_dummies(X, columns=[...], dtype=float)) and dates as calendar "
-            "features (e.g. X[col].dt.dayofweek)."
+            "features (e.g. X[col].dt.day_of_week)."
         )
     values = X.to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
@@ -533,7 +533,7 @@ def _weekdays_only(index: pd.DatetimeIndex) -> bool:
     return bool(
         len(index) >= 5
         and (index[-1] - index[0]) >= pd.Timedelta(days=7)
-        and (np.asarray(index.dayofweek) < 5).all()
+        and (np.asarray(index.day_of_week) < 5).all()
         and (index.normalize() == index).all()
     )
 
