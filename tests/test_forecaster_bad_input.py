@@ -563,6 +563,23 @@ def test_future_stamps_given_as_values_are_refused_with_the_index_that_works():
     assert list(model.predict(np.zeros(2)).index) == list(next_two)
 
 
+def test_dates_read_as_text_are_told_to_become_the_index():
+    """pd.read_csv without parse_dates gives the dates as text: the advice was "convert with
+    pd.to_numeric ... or drop them", which would fit a model without its dates."""
+    days = pd.date_range("2020-01-01", periods=40, freq="D").strftime("%Y-%m-%d")
+    y = pd.DataFrame({"date": days, "sales": np.sin(np.arange(40.0))})
+    with pytest.raises(TypeError, match=r"dates as text: 'date'") as err:
+        RNNForecaster(**TINY).fit(y)
+    assert "pd.to_numeric" not in str(err.value)
+    scope = {"y": y, "pd": pd}
+    exec(re.search(r"as dates: (.*?), or read", str(err.value)).group(1), scope)  # its fix
+    fixed = scope["y"]
+    assert list(RNNForecaster(**TINY).fit(fixed).predict(1).index) == [pd.Timestamp("2020-02-10")]
+    # text that is not dates keeps the numeric advice
+    with pytest.raises(TypeError, match=r"non-numeric column\(s\): 'region'.*pd.to_numeric"):
+        RNNForecaster(**TINY).fit(y.assign(region="north").set_index("date"))
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):

@@ -170,6 +170,18 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
             f"or for a long table of many series {name}.set_index(['<series id column>', "
             f"{dates[0]!r}])."
         )
+    texts = [c for c, _ in bad if _dates_as_text(df[c])]
+    if texts:
+        # pd.read_csv without parse_dates: "convert with pd.to_numeric or drop them" would fit
+        # a model without its dates
+        name = _argument(what)
+        raise TypeError(
+            f"{what} has column(s) of dates as text: {', '.join(repr(c) for c in texts[:2])}. "
+            f"The time stamps must be the index, as dates: {name} = "
+            f"{name}.set_index({texts[0]!r}); {name}.index = pd.to_datetime({name}.index), or "
+            "read the file with "
+            f"pd.read_csv(..., index_col={texts[0]!r}, parse_dates=True)."
+        )
     if bad:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
         raise TypeError(
@@ -182,6 +194,23 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
             f"{what} has complex column(s) {complex_[:5]}. Complex data not supported: pass "
             "real values (e.g. the real and imaginary parts as two columns)."
         )
+
+
+def _dates_as_text(column: pd.Series) -> bool:
+    """Whether a column holds dates written as text (its first 20 values, each with a date's
+    separator, all parse with ``pd.to_datetime``): a CSV read without ``parse_dates``."""
+    sample = column.dropna().iloc[:20]
+    if not len(sample) or not all(
+        isinstance(v, str) and any(sep in v for sep in "-/:") for v in sample
+    ):
+        return False
+    try:
+        with warnings.catch_warnings():  # pandas' "could not infer format" notes
+            warnings.simplefilter("ignore")
+            pd.to_datetime(sample)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:

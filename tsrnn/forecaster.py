@@ -1259,7 +1259,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             the length and index of ``X`` are used (its values are not), and ``X`` may be the
             index itself (a ``pd.DatetimeIndex``/``PeriodIndex``/``RangeIndex`` of future
             stamps); values that are dates or text (a list of dates, ``index.values``, a
-            ``ds`` column) raise ``TypeError``: they would say nothing of the steps. A time index that starts later than the step after the end (e.g.
+            ``ds`` column) raise ``TypeError``: they would say nothing of the steps. A time
+            index that starts later than the step after the end (e.g.
             ``TimeSeriesSplit(gap=k)``) gives the forecasts at those stamps. A panel forecasts
             each series up to its rows. With ``strategy='direct'`` each network call emits
             ``horizon`` steps from the covariates of all of them: rows of ``X`` short of a
