@@ -580,6 +580,26 @@ def test_dates_read_as_text_are_told_to_become_the_index():
         RNNForecaster(**TINY).fit(y.assign(region="north").set_index("date"))
 
 
+def test_integer_index_gaps_are_named_with_a_fix_that_keeps_the_steps():
+    """The message showed the first four labels, not the gap, and advised reset_index, which
+    closes the gap silently; update said "it starts 1 steps later" of rows that started
+    right and then skipped a year."""
+    years = np.r_[1900:1960, 1961:2001]
+    y = pd.Series(np.sin(years / 3.0), index=years)
+    with pytest.raises(ValueError, match="most steps are 1, but 1959 is followed by 1961") as err:
+        RNNForecaster(**TINY).fit(y)
+    fix = re.search(r"Fill in the missing steps: (.*?), then", str(err.value)).group(1)
+    scope = {"y": y}
+    exec(fix, scope)
+    filled = scope["y"]
+    assert len(filled) == 101 and filled.isna().sum() == 1  # the year put back, to be filled
+    model = RNNForecaster(**TINY).fit(filled.interpolate())
+    with pytest.raises(ValueError, match="skip steps: 2001 is followed by 2003"):
+        model.update(pd.Series([1.0, 2.0], index=[2001, 2003]))
+    with pytest.raises(ValueError, match="3 steps after it: the 2 rows between are missing"):
+        model.update(pd.Series([1.0, 2.0], index=[2003, 2004]))
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):

@@ -587,10 +587,23 @@ def _range_step(index: pd.Index, what: str) -> int:
         return 1
     steps = np.diff(values)
     if not (steps == steps[0]).all():
+        name = _argument(what)
+        kinds, counts = np.unique(steps, return_counts=True)
+        usual = int(kinds[np.argmax(counts)])  # the most common step
+        row = int(np.flatnonzero(steps != usual)[0])
+        fill = (
+            f" Fill in the missing steps: {name} = {name}.reindex(range({int(values[0])}, "
+            f"{int(values[-1]) + usual}, {usual})), then fill the new NaN rows (e.g. "
+            f"{name}.interpolate())."
+            if (steps % usual == 0).all()
+            else ""
+        )
         raise ValueError(
-            f"{what} has an integer index with uneven steps (e.g. {values[:4].tolist()}...). "
-            "Rows must be consecutive time steps: reset it with y.reset_index(drop=True), or use "
-            "a DatetimeIndex with a frequency."
+            f"{what} has an integer index with uneven steps: most steps are {usual}, but "
+            f"{int(values[row])} is followed by {int(values[row + 1])}. Rows must be "
+            f"consecutive, equally spaced time steps.{fill} If the labels are not time steps "
+            f"(row numbers left after dropping rows), number the rows anew with "
+            f"{name}.reset_index(drop=True); or use a DatetimeIndex with a frequency."
         )
     return int(steps[0])
 

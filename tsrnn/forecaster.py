@@ -1978,10 +1978,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             else:
                 st = steps_ahead(ends[k], axis, index, n, what, panel=layout["ids"] is not None)
             if st is not None and not np.array_equal(st, np.arange(1, n + 1)):
+                if st[0] != 1:
+                    gap = int(st[0]) - 1
+                    between = f"the {gap} rows between are" if gap > 1 else "the row between is"
+                    how = f"its first row is {int(st[0])} steps after it: {between} missing"
+                else:  # it starts right, then skips steps
+                    i = int(np.flatnonzero(st != np.arange(1, n + 1))[0])
+                    how = (
+                        f"its rows skip steps: {label(index[i - 1])!r} is followed by "
+                        f"{label(index[i])!r}"
+                    )
                 raise ValueError(
                     f"{what} must continue the series right after its end "
-                    f"({label(ends[k])!r}); it starts {int(st[0])} steps later. Pass the missing "
-                    "rows too."
+                    f"({label(ends[k])!r}), one row per step; {how}. Pass the missing rows too."
                 )
             scaled = (seg - self._y_loc_[k]) / self._y_scale_[k]
             y_tail[k] = np.concatenate([y_tail[k], scaled])[-L:]
