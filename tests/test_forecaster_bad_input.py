@@ -600,6 +600,24 @@ def test_integer_index_gaps_are_named_with_a_fix_that_keeps_the_steps():
         model.update(pd.Series([1.0, 2.0], index=[2003, 2004]))
 
 
+def test_values_near_the_float64_limit_are_refused_before_training():
+    """1.79e308 is finite: the fit ran with overflow warnings and forecast NaN, with a
+    ConvergenceWarning advising a lower learning rate."""
+    y = np.r_[np.sin(np.arange(59.0)), 1.79e308]
+    with pytest.raises(ValueError, match=r"y has values of magnitude up to 1.79e\+308.*y / 1e300"):
+        RNNForecaster(**TINY).fit(y)
+    ordinary = np.sin(np.arange(60.0))
+    x = np.r_[np.zeros(59), -1e305].reshape(-1, 1)
+    with pytest.raises(ValueError, match=r"X has values of magnitude up to 1e\+305"):
+        RNNForecaster(**TINY).fit(x, ordinary)
+    model = RNNForecaster(**TINY).fit(np.zeros((60, 1)), ordinary)
+    with pytest.raises(ValueError, match="magnitude"):
+        model.predict(np.full((2, 1), 1e301))
+    # as large as the limit allows: finite forecasts of that size
+    big = RNNForecaster(**TINY).fit(np.r_[ordinary[:-1], 1e300]).predict(2)
+    assert np.isfinite(big).all() and np.abs(big).max() > 1e298
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):

@@ -110,7 +110,23 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
             "Input contains NaN or infinity: the model reads no missing values (to train, "
             f"to continue from or to score against). {fix}"
         )
+    check_magnitude(arr, what, target=True)
     return arr
+
+
+MAX_MAGNITUDE = 1e300  # larger values overflow the arithmetic on them (differences, sums)
+
+
+def check_magnitude(arr: np.ndarray, what: str, target: bool = False) -> None:
+    """Finite values near float64's limit (1.8e308) overflowed in the scaling and the
+    seasonal sums: the fit ran, with overflow warnings, and forecast NaN."""
+    top = float(np.abs(arr).max()) if arr.size else 0.0
+    if top > MAX_MAGNITUDE:
+        raise ValueError(
+            f"{what} has values of magnitude up to {top:.3g}, beyond {MAX_MAGNITUDE:g}: "
+            "float64 arithmetic on them (differences, sums) overflows. Rescale them first "
+            f"(e.g. {_argument(what)} / 1e300)" + (", and the forecasts back." if target else ".")
+        )
 
 
 def _panel_rows(index: pd.MultiIndex, rows: np.ndarray) -> str:
@@ -286,6 +302,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
             f"known at every step: fill them first (e.g. {what}.ffill() or "
             f"{what}.interpolate()), or cut the data to a complete span."
         )
+    check_magnitude(values, what)
 
 
 # --------------------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from tsrnn._data import (
     _check_frame_numeric,
     auto_window,
     check_covariate_frame,
+    check_magnitude,
     check_same_index,
     check_target,
     future_index,
@@ -964,6 +965,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             input_name="X",
             ensure_min_samples=1,
         )
+        check_magnitude(x, "X")
         n_rows = len(data.values)
         if len(x) != n_rows:
             shared = ""
@@ -1486,6 +1488,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         x = validate_data(
             self, X, reset=False, dtype=np.float64, ensure_all_finite=True, ensure_2d=True
         )
+        check_magnitude(x, "X")
         return (x - self._x_loc_) / self._x_scale_
 
     def _plan_panel(self, X) -> dict:
