@@ -159,3 +159,16 @@ def test_fixed_length_steps_get_the_season_of_their_length(fixed, named, period)
     assert models[0].seasonal_period_ == models[1].seasonal_period_ == period
     assert models[0].window_ == models[1].window_
     np.testing.assert_array_equal(models[0].predict(3).to_numpy(), models[1].predict(3).to_numpy())
+
+
+def test_daily_stamps_through_a_skipped_midnight_get_a_fix_that_works():
+    """Where daylight saving starts at midnight (America/Santiago, 8 September 2024) pandas
+    has no 'D' stamp for that day: predict failed with pandas' "Try using the 'nonexistent'
+    argument", which predict does not take."""
+    index = pd.date_range("2024-07-01", "2024-09-05", freq="D", tz="America/Santiago")
+    model = RNNForecaster(**TINY).fit(wave(index))
+    assert len(model.predict(2)) == 2  # up to 7 September: no skipped midnight
+    with pytest.raises(ValueError, match=r"skip or repeat.*2024-09-08.*tz_localize\(None\)"):
+        model.predict(7)
+    local = RNNForecaster(**TINY).fit(wave(index).tz_localize(None))
+    assert local.predict(7).index[-1] == pd.Timestamp("2024-09-12")

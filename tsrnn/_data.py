@@ -16,6 +16,7 @@ W window length, H steps emitted at once, B batch.
 from __future__ import annotations
 
 import numbers
+import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -714,8 +715,18 @@ def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
     RangeIndex(start=10, stop=13, step=1)
     """
     if axis.kind == "datetime":
-        idx = pd.date_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
-        return idx
+        try:
+            return pd.date_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
+        except ValueError as exc:  # pandas' NonExistentTimeError, AmbiguousTimeError
+            zone = getattr(last, "tz", None)
+            if zone is None or not re.search("nonexistent|ambiguous", str(exc), re.I):
+                raise
+            raise ValueError(
+                f"The {h} steps after {last} by {axis.freq!r} in time zone {zone} cross "
+                f"a local time the clocks skip or repeat ({str(exc).split('. Try')[0]}): pandas "
+                "has no stamp of that frequency there. Forecast fewer steps, or fit on the "
+                "local dates without the zone: y.tz_localize(None)."
+            ) from None
     if axis.kind == "period":
         return pd.period_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]
     step = axis.step
