@@ -83,6 +83,42 @@ def test_python_dash_m_help_subprocess():
     assert "forecast" in result.stdout
 
 
+def test_top_level_help_documents_every_option_of_forecast(capsys):
+    """API.md: "tsrnn --help documents every option"; it listed only COMMAND."""
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("usage: tsrnn [-h] [--version] COMMAND")
+    forecast = build_parser()._subparsers._group_actions[0].choices["forecast"]
+    for flag in (f for action in forecast._actions for f in action.option_strings):
+        assert flag in text
+
+
+def test_scaler_choices_are_the_ones_that_can_be_typed(series_csv, capsys):
+    """argparse listed the None that 'none' maps to: "--scaler None" was then refused."""
+    err = _fails(["forecast", series_csv, "--scaler", "foo", "-H", "2"], capsys)
+    assert "choose from 'standard', 'robust', 'minmax', 'none')" in err and "None" not in err
+    assert _run(["forecast", series_csv, "--scaler", "none", "-H", "2", *FAST], capsys)[0] == 0
+
+
+def test_a_model_of_another_version_loads_with_a_one_line_warning(tmp_path, capsys, monkeypatch):
+    """The version warning came as Python shows it: file, line and source line."""
+    import tsrnn
+    import tsrnn.forecaster
+
+    saved = tmp_path / "m.joblib"
+    argv = ["forecast", "--dataset", "air_passengers", "-H", "2", "--save-model", saved]
+    with monkeypatch.context() as patch:  # a model saved by another version
+        patch.setattr(tsrnn.forecaster, "_version", lambda: "0.0.1")
+        assert _run([*argv, *FAST], capsys)[0] == 0
+    code, out, err = _run(["forecast", "--load-model", saved, "-H", "2"], capsys)
+    assert code == 0 and len(out.splitlines()) == 3
+    warning = [line for line in err.splitlines() if "0.0.1" in line]
+    assert len(warning) == 1 and warning[0].startswith("tsrnn: warning: ")
+    assert tsrnn.__version__ in warning[0]
+
+
 def test_no_command_is_an_error(capsys):
     with pytest.raises(SystemExit) as info:
         main([])

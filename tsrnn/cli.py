@@ -111,7 +111,16 @@ def _optional_float(text):
         raise argparse.ArgumentTypeError(f"expected a number or 'none', got {text!r}") from None
 
 
+_SCALERS = ("standard", "robust", "minmax", "none")
+
+
 def _scaler(text):
+    # checked here, not by choices=: argparse's message listed the None it maps "none" to,
+    # which cannot be typed
+    if text not in _SCALERS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, _SCALERS))})"
+        )
     return None if text == "none" else text
 
 
@@ -171,6 +180,21 @@ def _columns(text):
     return names
 
 
+class _HelpWithCommands(argparse.Action):
+    """``tsrnn --help``: the command's help, then each sub-command's (every option, as
+    API.md promises of ``tsrnn --help``)."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parts = [parser.format_help()]
+        for action in parser._subparsers._group_actions:
+            parts += [sub.format_help() for sub in dict.fromkeys(action.choices.values())]
+        print("\n".join(parts), end="")
+        parser.exit()
+
+
 def build_parser():
     """Build the argument parser of the ``tsrnn`` command.
 
@@ -191,7 +215,11 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="tsrnn",
         description="Forecast time series with recurrent networks (tsrnn.RNNForecaster).",
-        epilog="Run 'tsrnn forecast --help' for the options of the forecast command.",
+        epilog="The options of the forecast command follow ('tsrnn forecast --help').",
+        add_help=False,
+    )
+    parser.add_argument(
+        "-h", "--help", action=_HelpWithCommands, help="show this help message and exit"
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -402,7 +430,6 @@ def build_parser():
     add_model_option(
         "--scaler",
         type=_scaler,
-        choices=["standard", "robust", "minmax", None],
         metavar="{standard,robust,minmax,none}",
         help="per-series target scaling inside the model",
     )
@@ -1939,7 +1966,8 @@ def _load_model(path):
     if not os.path.isfile(path):
         raise _InputError(f"no such model file: {path!r}")
     try:
-        model = joblib.load(path)
+        with _warnings_as_notes():  # a version mismatch: one line, as the fit's warnings
+            model = joblib.load(path)
     except Exception as exc:  # unpickling raises anything; all mean "not a saved model"
         raise _InputError(
             f"{path!r} is not a model saved by 'tsrnn forecast --save-model' "
