@@ -222,7 +222,8 @@ def make_ar(
     Raises
     ------
     ValueError
-        If ``phi`` does not define a stationary process.
+        If ``phi`` does not define a stationary process, or ``n + burn_in`` exceeds
+        :data:`MAX_STEPS` (1e8) steps.
 
     Examples
     --------
@@ -263,6 +264,8 @@ def make_ar(
         burn_in = min(max(100, decay), 1_000_000)
     else:
         burn_in = check_int(burn_in, "burn_in", func, low=0)
+    # a huge burn_in (or n) ran out of memory in numpy, as a MemoryError naming 74 GiB
+    _check_steps(n + burn_in, func, "n + burn_in", unit="recursion steps", fix="lower burn_in or n")
 
     rng = check_random_state(random_state, func)
     innovations = sigma * rng.standard_normal(n + burn_in)
