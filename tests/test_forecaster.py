@@ -1280,6 +1280,28 @@ def test_update_with_rows_numbered_from_zero_continues_the_series(index):
     assert model.predict(1).index[0] == index[64]
 
 
+def test_rows_numbered_from_zero_that_may_be_the_models_own_are_refused():
+    """Fitted on pd.Series(values) (labels 0-59), rows numbered 0, 1, ... may be its own:
+    update(y[:70]) appended the 60 training rows again (the end became 129) and
+    score(y[:75]) scored forecasts of steps 60-134 against rows 0-74, without a word."""
+    y = pd.Series(np.sin(np.arange(80) / 3) + 5)
+    model = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0).fit(y[:60])
+    before = model.predict(3)
+    for call in (lambda: model.update(y[:70]), lambda: model.update(y[:60].to_frame())):
+        with pytest.raises(ValueError, match=r"numbered 0, 1, .* at or before the end .*\(59\)"):
+            call()
+    with pytest.raises(ValueError, match="numbered 0, 1, "):
+        model.score(y[:75])
+    pd.testing.assert_series_equal(model.predict(3), before)  # nothing was taken
+    # both fixes the message names work, and give the same model
+    new = pd.Series(y[60:70].to_numpy())
+    renumbered = copy.deepcopy(model).update(new.set_axis(range(60, 70)))
+    model.update(np.asarray(new))
+    pd.testing.assert_series_equal(model.predict(3), renumbered.predict(3))
+    assert list(model.predict(3).index) == [70, 71, 72]
+    assert model.score(y[70:73]) == renumbered.score(y[70:73])
+
+
 def test_divergence_warns_and_keeps_finite_weights():
     """A non-finite validation loss ends training too, with the warning (a finite last training
     loss hid it: forecasts of 1e12 for a series around 10, silently); a first epoch that

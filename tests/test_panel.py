@@ -541,6 +541,17 @@ def _panel_of(index, n_series=2):
     )
 
 
+def test_a_panel_counting_from_zero_refuses_its_history_given_again():
+    """Each series' time 0..39: update(y) took the whole history as 40 new rows each."""
+    y = _panel_of(pd.RangeIndex(40))
+    model = RNNForecaster(**TINY).fit(y)
+    with pytest.raises(ValueError, match=r"y_new \(series 's0'\) is numbered 0, 1, .*\(39\)"):
+        model.update(y)
+    later = _panel_of(pd.RangeIndex(40, 43))
+    model.update(later)
+    assert list(model.predict(1).index) == [("s0", 43), ("s1", 43)]
+
+
 def test_monthly_stamps_on_one_day_in_a_panel_get_a_fix_that_works_on_a_panel():
     # a level of a MultiIndex carries no frequency, so y.asfreq(...) cannot be the fix there
     dates = pd.date_range("2000-01-01", periods=40, freq="MS")

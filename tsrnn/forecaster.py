@@ -862,6 +862,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "backend_": backend,
             "_layout_": self._layout(data, covariates),
             "_ends_": data.ends(),
+            # integer time: each series' first label (update and score refuse rows numbered
+            # 0, 1, ... that may be its own)
+            "_starts_": (
+                [int(idx[0]) for idx in data.index] if data.axis.kind == "range" else None
+            ),
             "_y_tail_": y_tail,
             "_lead_": lead,
             # rows of each tail's lead that are its series' (None: all of them)
@@ -1384,6 +1389,29 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             return False
         return len(t_arr) == digest[0] and _digest(t_arr) == digest[1]
 
+    def _refuse_zero_based(self, index, what: str, k: int = 0) -> None:
+        """Rows numbered 0, 1, ... continue a series whose stamps are dates (they cannot be
+        dates), or whose integer labels start after them; but where the series' own labels
+        start at or before their last number they may be its own rows: ``update(y[:70])``
+        after ``fit(y[:60])`` on ``pd.Series(values)`` appended the 60 training rows again,
+        and ``score(y[:75])`` scored forecasts of steps 60-134 against rows 0-74, without an
+        error. Raise there, naming both readings' fixes."""
+        axis = self._layout_["axis"]
+        starts = getattr(self, "_starts_", None)  # None: not integer time (or an older model)
+        if starts is None or index is None or not is_positionless(index):
+            return
+        if starts[k] > len(index) - 1:  # labels before the series' data: they continue it
+            return
+        end, step = int(self._ends_[k]), axis.step
+        name = what.split(" ")[0]
+        raise ValueError(
+            f"{what} is numbered 0, 1, ..., which on the model's integer time axis are labels "
+            f"at or before the end of its data ({end}), not new rows. "
+            f"Number new rows on from {end + step} ({name}.index = range({end + step}, "
+            f"{end + step} + len({name}){f', {step}' if step != 1 else ''})), or pass their "
+            f"values as an array (np.asarray({name})) to continue the series."
+        )
+
     def _row_numbered(self, index):
         """``index``, or None where it numbers rows continuing covariates that fit (and
         update) took numbered by row beside dated targets: a cross-validation fold's
@@ -1756,6 +1784,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         if self._is_training_tail(truth, t_arr):
             raise ValueError(_IN_SAMPLE_SCORE)
+        if true is None and isinstance(truth, pd.Series | pd.DataFrame):
+            self._refuse_zero_based(truth.index, tname)
         pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:
@@ -1971,11 +2001,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             index = None if new.index is None else new.index[j]
             if layout["kind"] == "array" and not layout["kind_from_covariates"]:
                 index = None
-            if index is not None and is_positionless(index):
-                index = None  # rows labelled 0, 1, ...: they continue the series, as an array
             what = "y_new"
             if layout["ids"] is not None:
                 what = f"y_new (series {label(layout['ids'][k])!r})"
+            if index is not None and is_positionless(index):
+                self._refuse_zero_based(index, what, k)
+                index = None  # rows labelled 0, 1, ...: they continue the series, as an array
             if continuing:
                 st = None  # checked for every series at once
             else:
