@@ -357,6 +357,12 @@ def test_panel_split_errors():
     holed = panel.set_axis(pd.MultiIndex.from_arrays([panel.index.get_level_values(0), times]))
     with pytest.raises(ValueError, match=r"1 missing stamp\(s\) .*, the first in row 5"):
         list(PanelSplit(n_splits=2).split(holed))
+    # rows without a series id matched no series and fell out of every fold, unsaid
+    ids = panel.index.get_level_values(0).to_numpy().astype(object)
+    ids[7:9] = np.nan
+    nameless = panel.set_axis(pd.MultiIndex.from_arrays([ids, panel.index.get_level_values(1)]))
+    with pytest.raises(ValueError, match=r"2 missing id\(s\) .*, the first in row 7"):
+        list(PanelSplit(n_splits=2).split(nameless))
 
 
 def test_panel_split_min_train_size_leaves_out_series_too_short_in_a_fold():

@@ -115,6 +115,15 @@ class PanelSplit(BaseCrossValidator):
         index = self._panel_index(X, y)
         times = index.get_level_values(1)
         ids = index.get_level_values(0)
+        no_id = np.asarray(pd.isna(ids))
+        if no_id.any():
+            # fit refuses them too; here they matched no series and fell out of every fold
+            raise ValueError(
+                f"The panel's series id level has {int(no_id.sum())} missing id(s) (NaN or "
+                f"None), the first in row {int(no_id.argmax())}: those rows belong to no "
+                "series, and every fold would leave them out. Give them their series' id, or "
+                "drop them first."
+            )
         missing = np.asarray(pd.isna(times))
         if missing.any():
             raise ValueError(
