@@ -558,6 +558,25 @@ def test_a_panel_counting_from_zero_refuses_its_history_given_again():
     assert list(model.predict(1).index) == [("s0", 43), ("s1", 43)]
 
 
+def test_shared_future_covariates_get_the_fix_that_repeats_them():
+    """predict(X) with covariates indexed by time alone said "or use predict(h)", and
+    predict(h) said "call predict(X_future) with h rows": each sent the user to the other."""
+    t = pd.date_range("2000-01", periods=40, freq="MS")
+    y = _panel_of(t)
+    shared = pd.DataFrame({"promo": np.arange(40) % 3}, index=t)
+    model = RNNForecaster(**TINY).fit(shared.reindex(y.index, level=1), y)
+    X = pd.DataFrame({"promo": [1, 2, 0]}, index=pd.date_range("2003-05", periods=3, freq="MS"))
+    with pytest.raises(TypeError, match=r"same two-level index.*repeat them") as err:
+        model.predict(X)
+    assert "predict(h)" not in str(err.value)
+    with pytest.raises(ValueError, match=r"3 rows for each series \(a \(series id, time\)"):
+        model.predict(3)
+    scope = {"X": X, "y": y, "pd": pd}
+    exec(re.search(r"series: (X = .*)\.$", str(err.value)).group(1), scope)  # the fix named
+    out = model.predict(scope["X"])
+    assert list(out.index.get_level_values(0).unique()) == ["s0", "s1"] and len(out) == 6
+
+
 def test_monthly_stamps_on_one_day_in_a_panel_get_a_fix_that_works_on_a_panel():
     # a level of a MultiIndex carries no frequency, so y.asfreq(...) cannot be the fix there
     dates = pd.date_range("2000-01-01", periods=40, freq="MS")

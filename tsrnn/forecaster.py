@@ -258,6 +258,12 @@ def _warn_short_series(
     return True
 
 
+def _panel_names(layout) -> list:
+    """The names of a fitted panel's index levels, for a fix that rebuilds one."""
+    time = layout["axis"].name
+    return [layout["id_name"] or "id", time if time is not None else "time"]
+
+
 def _stamp_like(dtype) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
 
@@ -1322,9 +1328,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                     f"h must be an int >= 1 (the number of steps to forecast), got {h}."
                 )
             if layout["covariates"]:
+                rows = (
+                    f"{h} rows for each series (a (series id, time) MultiIndex)"
+                    if layout["ids"] is not None
+                    else f"{h} rows"
+                )
                 raise ValueError(
                     "This model was fitted with covariates (fit(X, y)): forecasting needs "
-                    f"their future values. Call predict(X_future) with {h} rows of the "
+                    f"their future values. Call predict(X_future) with {rows} of the "
                     f"{self.n_features_in_} covariate column(s) instead of predict({h})."
                 )
             steps = [np.arange(1, h + 1)] * S
@@ -1522,16 +1533,27 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     def _plan_panel(self, X) -> dict:
         layout = self._layout_
         if not isinstance(X, pd.Series | pd.DataFrame) or not isinstance(X.index, pd.MultiIndex):
+            if not layout["covariates"]:
+                hint = " or use predict(h)."
+            elif isinstance(X, np.ndarray):
+                hint = (
+                    ". In a Pipeline whose transformers give arrays (e.g. StandardScaler), keep "
+                    "the index with pipe.set_output(transform='pandas')."
+                )
+            elif isinstance(X, pd.Series | pd.DataFrame):
+                # covariates shared by every series, indexed by time alone (as fit's hint has
+                # them before they are repeated)
+                names = _panel_names(layout)
+                hint = (
+                    ". For covariates shared by every series, repeat them for each series: "
+                    f"X = pd.concat({{sid: X for sid in y.index.unique(0)}}, names={names})."
+                )
+            else:
+                hint = "."
             raise TypeError(
                 "This model was fitted on a panel (a (series id, time) MultiIndex): X must be "
                 "a pandas object with the same two-level index, giving the future rows of each "
-                "series, or use predict(h)."
-                + (
-                    " In a Pipeline whose transformers give arrays (e.g. StandardScaler), keep "
-                    "the index with pipe.set_output(transform='pandas')."
-                    if layout["covariates"] and isinstance(X, np.ndarray)
-                    else ""
-                )
+                f"series{hint}"
             )
         n, _ = self._rows_and_index(X, "X")
         x_all = self._future_covariates(X, n) if layout["covariates"] else None
