@@ -115,22 +115,27 @@ class PanelSplit(BaseCrossValidator):
         index = self._panel_index(X, y)
         times = index.get_level_values(1)
         ids = index.get_level_values(0)
-        no_id = np.asarray(pd.isna(ids))
-        if no_id.any():
-            # fit refuses them too; here they matched no series and fell out of every fold
-            raise ValueError(
-                f"The panel's series id level has {int(no_id.sum())} missing id(s) (NaN or "
-                f"None), the first in row {int(no_id.argmax())}: those rows belong to no "
-                "series, and every fold would leave them out. Give them their series' id, or "
-                "drop them first."
-            )
-        missing = np.asarray(pd.isna(times))
-        if missing.any():
-            raise ValueError(
-                f"The panel's time level has {int(missing.sum())} missing stamp(s) (NaT or "
-                f"NaN), the first in row {int(missing.argmax())}: folds are cut by time, so "
-                "every row needs one. Drop or fill them first."
-            )
+        for level, what, why in (
+            # rows without an id matched no series and fell out of every fold (fit refuses
+            # them too); a missing stamp sorted last and was named as a fold's end
+            (
+                ids,
+                "series id level has {} missing id(s) (NaN or None)",
+                "those rows belong to no series, and every fold would leave them out. Give "
+                "them their series' id, or drop them first.",
+            ),
+            (
+                times,
+                "time level has {} missing stamp(s) (NaT or NaN)",
+                "folds are cut by time, so every row needs one. Drop or fill them first.",
+            ),
+        ):
+            missing = np.asarray(pd.isna(level))
+            if missing.any():
+                raise ValueError(
+                    f"The panel's {what.format(int(missing.sum()))}, the first in row "
+                    f"{int(missing.argmax())}: {why}"
+                )
         stamps = np.asarray(pd.Index(pd.unique(times)).sort_values())
         n_times = len(stamps)
         test_size = self.test_size or n_times // (self.n_splits + 1)
