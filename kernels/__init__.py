@@ -17,8 +17,8 @@ Every kernel follows one calling convention (dimension legend: ``T`` time steps,
 before the kernel as one matmul; ``w_hh`` (G*H, H) and ``b_hh`` (G*H,) are the recurrent
 weights; ``h0``/``c0`` (B, H) the initial state. ``d_gh`` (T, B, G*H) is the gradient of the
 recurrent pre-activation ``h_{t-1} @ W_hh.T + b_hh``, from which the caller forms
-``dW_hh = d_gh^T @ h_prev`` as one matmul after the loop; for RNN and LSTM it is the same tensor
-as ``d_gx``. ``saved`` holds what the backend keeps for its backward (activated gates, ...);
+``dW_hh = d_gh^T @ h_prev`` as one matmul after the loop; for RNN and LSTM it equals
+``d_gx``. ``saved`` holds what the backend keeps for its backward (activated gates, ...);
 ``grad_hn``/``grad_cn`` are the gradients of the final state (truncated BPTT carries the state
 on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the initial state.
 ``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn``
@@ -74,6 +74,11 @@ out, and the parameters' views, copied where a fit's flat buffer puts them off a
 Their large outputs come from ``common/workspace.py``: fresh tensors, except
 inside ``workspace.reuse_buffers()`` (the forecaster's training epochs), where a buffer
 nothing uses any more is handed out again instead of new pages from the operating system.
+
+Every backend's public functions check their arguments first (``common/checks.py``: shapes,
+dtypes and devices that agree, the RNN's ``nonlinearity``), raising ``ValueError`` or
+``TypeError`` with the layers' messages before any work: the Numba and Triton kernels index
+without bounds checks, and a wrong shape read or wrote past an array's end.
 
 This package imports neither pandas, scikit-learn nor ``torch.nn``.
 """

@@ -83,16 +83,12 @@ import torch.nn.functional as F
 from torch.autograd.function import once_differentiable
 from torch.nn.utils.rnn import PackedSequence
 
+from tsrnn.kernels.common.checks import check_args as _check_args
 from tsrnn.kernels.common.registry import BACKENDS, get_kernel, resolve_backend
 
 __all__ = ["GRU", "LSTM", "RNN", "recurrence", "recurrent_layer"]
 
 _CELL_OF_MODE = {"RNN_TANH": "rnn", "RNN_RELU": "rnn", "GRU": "gru", "LSTM": "lstm"}
-_GATES = {"rnn": 1, "gru": 3, "lstm": 4}
-# argument names in messages; what each shape is made of
-_ARG_NAMES = ("x", "w_ih", "b_ih", "w_hh", "b_hh", "h0", "c0")
-_LAYER_ARG_NAMES = ("input", "weight_ih", "bias_ih", "weight_hh", "bias_hh", "h_0", "c_0")
-_ARG_SHAPES = ("(T, B, I)", "(G*H, I)", "(G*H,)", "(G*H, H)", "(G*H,)", "(B, H)", "(B, H)")
 # True inside torch.func transforms (grad, vmap, jacrev, ...), whose wrapped tensors have no
 # storage the kernels could read. Private but long-standing (torch.autograd.Function.apply
 # calls it on every call); without it the kernels run as before.
@@ -198,121 +194,6 @@ def _resolve(backend, t):
 
 
 _numba_pool = [False]  # start_pool has run (Numba is imported only once a kernel is used)
-
-
-def _check_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx=None):
-    """Raise unless one layer direction's arguments agree in shape and dtype.
-
-    The kernels index without bounds checks: a wrong shape would read past an array's end
-    and return garbage. Only shape and dtype comparisons, as one expression (this runs on
-    every call, about 1 us); :func:`_raise_bad_args` finds what is wrong. ``w_ih`` None: ``x``
-    is the input projection ``gx`` (T, B, G*H). B and I come from ``x``, H from ``h0``.
-    ``sfx``: the layer's parameter suffix (``'_l0'``), for torch.nn's names.
-    """
-    G = _GATES.get(cell)
-    if (
-        G is not None
-        and (nonlinearity == "tanh" or nonlinearity == "relu")
-        and x.dim() == 3
-        and x.shape[0] > 0
-        and h0.dim() == 2
-        and (c0 is None) == (G != 4)
-        and b_hh is not None
-    ):
-        _, B, W = x.shape
-        H = h0.shape[1]
-        GH = G * H
-        dtype = x.dtype
-        if (
-            H > 0
-            and dtype.is_floating_point
-            and h0.shape[0] == B
-            and w_hh.shape == (GH, H)
-            and b_hh.shape == (GH,)
-            and (W == GH if w_ih is None else w_ih.shape == (GH, W))
-            and (b_ih is None or b_ih.shape == (GH,))
-            and (c0 is None or c0.shape == (B, H))
-            and h0.dtype == dtype
-            and w_hh.dtype == dtype
-            and b_hh.dtype == dtype
-            and (w_ih is None or w_ih.dtype == dtype)
-            and (b_ih is None or b_ih.dtype == dtype)
-            and (c0 is None or c0.dtype == dtype)
-        ):
-            return
-    _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx)
-
-
-def _raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx):
-    """The error for arguments :func:`_check_args` refused, naming the tensor, the expected
-    and the actual shape (or dtype)."""
-    G = _GATES.get(cell)
-    if G is None:
-        raise ValueError(f"{where}: cell must be one of 'rnn', 'gru', 'lstm', got {cell!r}.")
-    if nonlinearity not in ("tanh", "relu"):
-        raise ValueError(f"Unknown nonlinearity {nonlinearity!r}. Select from 'tanh' or 'relu'.")
-    names = _ARG_NAMES if sfx is None else _LAYER_ARG_NAMES
-    if w_ih is None and sfx is None:
-        names = ("gx", *names[1:])
-    x_shape = "(T, B, G*H)" if w_ih is None else _ARG_SHAPES[0]
-    if x.dim() != 3:
-        raise ValueError(f"{where}: {names[0]} must be 3-D {x_shape}, got shape {tuple(x.shape)}.")
-    if h0.dim() != 2:
-        raise ValueError(f"{where}: {names[5]} must be 2-D (B, H), got shape {tuple(h0.shape)}.")
-    T, B, W = x.shape
-    if T == 0:  # as the layers: the backward's h_{t-1} would have no rows
-        raise ValueError(
-            f"{where}: {names[0]} has no time steps (shape {tuple(x.shape)}). Pass at least one "
-            "step."
-        )
-    H = h0.shape[1]
-    GH = G * H
-    if H == 0:  # as torch.nn's "hidden_size must be greater than zero"
-        raise ValueError(
-            f"{where}: {names[5]} has shape {tuple(h0.shape)}: the hidden size H (its second "
-            "dimension) must be at least 1."
-        )
-    if not x.dtype.is_floating_point:
-        raise TypeError(
-            f"{where}: {names[0]} is {x.dtype}; the recurrence needs floating-point tensors "
-            "(float32, float64, ...): convert them with .float() or .double()."
-        )
-    if c0 is None and cell == "lstm":
-        raise ValueError(f"{where}: cell='lstm' needs c0 of shape (B, H) = {(B, H)}.")
-    if c0 is not None and cell != "lstm":
-        raise ValueError(f"{where}: c0 is for cell='lstm' only; pass None for cell={cell!r}.")
-    if b_hh is None:
-        raise ValueError(f"{where}: {_name(names, 4, sfx)} is required; pass zeros for no bias.")
-    checks = (
-        (x, (T, B, GH) if w_ih is None else (T, B, W), 0),
-        (h0, (B, H), 5),
-        (w_hh, (GH, H), 3),
-        (b_hh, (GH,), 4),
-        (w_ih, (GH, W), 1),
-        (b_ih, (GH,), 2),
-        (c0, (B, H), 6),
-    )
-    dtype = x.dtype
-    for t, shape, i in checks:
-        if t is None:
-            continue
-        if t.shape != shape:
-            what = x_shape if i == 0 else _ARG_SHAPES[i]
-            raise ValueError(
-                f"{where}: {_name(names, i, sfx)} has shape {tuple(t.shape)}, expected "
-                f"{shape} = {what} for cell={cell!r} (G={G}, B={B} from {names[0]}, H={H} from "
-                f"{names[5]}" + ("" if w_ih is None else f", I={W} from {names[0]}") + ")."
-            )
-        if t.dtype != dtype:
-            raise TypeError(
-                f"{where}: {_name(names, i, sfx)} is {t.dtype} but {names[0]} is {dtype}; the "
-                "kernels take one dtype. Convert them with .to(dtype)."
-            )
-    raise AssertionError("_check_args refused arguments _raise_bad_args accepts")
-
-
-def _name(names, i, sfx):
-    return names[i] + sfx if sfx is not None and i in (1, 2, 3, 4) else names[i]
 
 
 def _is_batched(t) -> bool:

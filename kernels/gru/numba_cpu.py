@@ -62,6 +62,7 @@ from numba.extending import overload
 
 from tsrnn.kernels.common import aligned, numba_grads, numba_head, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import (
@@ -489,6 +490,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0,
         reduce_parts(part, x.shape[2], False, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
+@checked("gru", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     """GRU over all steps. gx (T, B, 3H), w_hh (3H, H), b_hh (3H,), h0 (B, H).
 
@@ -500,6 +502,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     return _run_forward(gx, args, gx.shape[0], h0, save)[:4]
 
 
+@checked("gru", "forward_projected")
 def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
     """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
     the time loop; x (T, B, I), w_ih (3H, I), b_ih (3H,) or None."""
@@ -508,6 +511,7 @@ def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
     return _run_forward(np.zeros((0, 1, 1), dtype=dtype), args, x.shape[0], h0, save)[:4]
 
 
+@checked("gru", "forward_projected_head")
 def forward_projected_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y):
     """:func:`forward_projected` (saving for backward) with a linear head on every step's
     state: w_o (O, H), b_o (O,), targets y (T, B, O). Returns ``out``, ``h_n``, ``resid``
@@ -544,6 +548,7 @@ def _run_forward(gx, args, T, h0, save, head=None):
     return out, hn, None, ((gates, ghn) if save else ()), resid
 
 
+@checked("gru", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """Gradients ``(d_gx, d_gh, d_h0, None)``; see :mod:`tsrnn.kernels` for the convention."""
     T, B, GH = saved[0].shape
@@ -553,6 +558,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     return d_gx, d_gh, d_h0, None
 
 
+@checked("gru", "backward_with_weight_grads")
 def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
                                *, keep_d_gx=False):
     """Backward through time with the layer's weight gradients formed in the same pass
@@ -567,6 +573,7 @@ def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0
     return (d_gx, d_h0, None, *grads)
 
 
+@checked("gru", "backward_head")
 def backward_head(grad_hn, x, w_hh, b_hh, h0, out, saved, w_o, e, *, keep_d_gx=False):
     """:func:`backward_with_weight_grads` after :func:`forward_projected_head`: the gradient
     reaches the states through the head only, ``e`` (T, B, O) being the loss's gradient with
@@ -703,6 +710,7 @@ def _train_head(x, w_c, b_c, w_n, b_n, w_hh, h0, w_o, b_o, y, factor, resid, hn,
         reduce_parts(part, I, False, d_w_ih, d_b_ih, d_w_hh, d_b_hh, add)
 
 
+@checked("gru", "train_head")
 def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=False,
                grads_out=None):
     """:func:`forward_projected_head` and :func:`backward_head` in one kernel call

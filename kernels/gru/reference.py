@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import torch
 
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.reference_autograd import backward_by_autograd
 
 GATES = 3
 
 
+@checked("gru", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the recurrence. gx (T, B, 3H), w_hh (3H, H), b_hh (3H,), h0 (B, H).
 
@@ -40,6 +42,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, h, None, ()
 
 
+@checked("gru", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options):
     """Gradients ``(d_gx, d_gh, d_h0, None)`` by autograd through :func:`forward`."""
     return backward_by_autograd(forward, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0,

@@ -31,6 +31,7 @@ import triton
 import triton.language as tl
 
 from tsrnn.kernels.common import triton_utils as tu
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.triton_utils import load_rows, load_w, mm, sigmoid, store_rows, tanh
 from tsrnn.kernels.gru import reference
 
@@ -255,6 +256,7 @@ def _gru_bwd_kernel(
             store_rows(d_h0, rb, H, cols, load_rows(last, rb, H, cols, m), m)
 
 
+@checked("gru", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the GRU over time in one Triton launch.
 
@@ -302,6 +304,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, hn, None, ((sv,) if save else ())
 
 
+@checked("gru", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options):
     """Backward through time in one Triton launch.
 

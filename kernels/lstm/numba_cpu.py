@@ -31,6 +31,7 @@ from numba.extending import overload
 
 from tsrnn.kernels.common import aligned, numba_grads, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
@@ -319,6 +320,7 @@ def _backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, gates, cs, x, d_pre
         reduce_parts(part, x.shape[2], True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
+@checked("lstm", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     """LSTM over all steps. gx (T, B, 4H), w_hh (4H, H), b_hh (4H,), h0 and c0 (B, H).
 
@@ -328,6 +330,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, save=True):
     return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, c0, save)
 
 
+@checked("lstm", "forward_projected")
 def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, save=True):
     """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
     the time loop; x (T, B, I), w_ih (4H, I), b_ih (4H,) or None."""
@@ -355,6 +358,7 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, c0, save):
     return out, hn, cn, ((gates, cs) if save else ())
 
 
+@checked("lstm", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     """Gradients ``(d_gx, d_gh, d_h0, d_c0)`` with ``d_gh is d_gx``."""
     T, B, GH = saved[0].shape
@@ -364,6 +368,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved):
     return d_pre, d_pre, d_h0, d_c0
 
 
+@checked("lstm", "backward_with_weight_grads")
 def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
                                *, keep_d_gx=False):
     """Backward through time with the layer's weight gradients formed in the same pass

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import torch
 
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.reference_autograd import backward_by_autograd
 
 GATES = 4
 
 
+@checked("lstm", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the recurrence. gx (T, B, 4H), w_hh (4H, H), b_hh (4H,), h0 and c0 (B, H).
 
@@ -39,6 +41,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, h, c, ()
 
 
+@checked("lstm", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options):
     """Gradients ``(d_gx, d_gh, d_h0, d_c0)`` by autograd through :func:`forward`."""
     return backward_by_autograd(forward, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0,

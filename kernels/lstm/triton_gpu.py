@@ -30,6 +30,7 @@ import triton
 import triton.language as tl
 
 from tsrnn.kernels.common import triton_utils as tu
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.triton_utils import load_rows, load_w, mm, sigmoid, store_rows, tanh
 from tsrnn.kernels.lstm import reference
 
@@ -285,6 +286,7 @@ def _lstm_bwd_kernel(
             store_rows(d_c0, rb, H, cols, load_rows(dcbuf + last, rb, H, cols, m), m)
 
 
+@checked("lstm", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the LSTM over time in one Triton launch.
 
@@ -332,6 +334,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, hn, cn, ((sg, sc) if save else ())
 
 
+@checked("lstm", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options):
     """Backward through time in one Triton launch.
 

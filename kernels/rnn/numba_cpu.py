@@ -23,6 +23,7 @@ from numba import prange
 
 from tsrnn.kernels.common import aligned, numba_grads, workspace
 from tsrnn.kernels.common.activations import NONLINEARITIES, TANH, fast_tanh, one_minus, relu
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.numba_config import njit_parallel
 from tsrnn.kernels.common.numba_glue import as_array
 from tsrnn.kernels.common.numba_grads import block_buffers, reduce_parts, step_done
@@ -127,6 +128,7 @@ def _backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, d_h0, act, R, per_chun
         reduce_parts(part, x.shape[2], True, d_w_ih, d_b_ih, d_w_hh, d_b_hh)
 
 
+@checked("rnn", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
     """RNN over all steps. gx (T, B, H), w_hh (H, H), b_hh (H,), h0 (B, H).
 
@@ -136,6 +138,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", save=True):
     return _run_forward(no_projection_args(gx), gx.shape[0], w_hh, b_hh, h0, nonlinearity)
 
 
+@checked("rnn", "forward_projected")
 def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh",
                       save=True):
     """:func:`forward` of ``gx = x @ w_ih.T + b_ih``, the projection formed step by step in
@@ -155,6 +158,7 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, nonlinearity):
     return out, hn, None, ()
 
 
+@checked("rnn", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
              nonlinearity="tanh"):
     """Gradients ``(d_gx, d_gh, d_h0, None)`` with ``d_gh is d_gx``."""
@@ -163,6 +167,7 @@ def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
     return d_pre, d_pre, d_h0, None
 
 
+@checked("rnn", "backward_with_weight_grads")
 def backward_with_weight_grads(grad_out, grad_hn, grad_cn, x, w_hh, b_hh, h0, c0, out, saved,
                                *, keep_d_gx=False, nonlinearity="tanh"):
     """Backward through time with the layer's weight gradients formed in the same pass

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import torch
 
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.reference_autograd import backward_by_autograd
 
 GATES = 1
 
 
+@checked("rnn", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the recurrence. gx (T, B, H), w_hh (H, H), b_hh (H,), h0 (B, H).
 
@@ -32,6 +34,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, h, None, ()
 
 
+@checked("rnn", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, **options):
     """Gradients ``(d_gx, d_gh, d_h0, None)`` by autograd through :func:`forward`."""
     return backward_by_autograd(forward, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0,

@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 from tsrnn.kernels.common import triton_utils as tu
+from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.triton_utils import load_rows, load_w, mm, store_rows, tanh
 from tsrnn.kernels.rnn import reference
 
@@ -179,6 +180,7 @@ def _check_nonlinearity(nonlinearity):
     return nonlinearity == "relu"
 
 
+@checked("rnn", "forward")
 def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None, save=True):
     """Run the RNN over time in one Triton launch.
 
@@ -225,6 +227,7 @@ def forward(gx, w_hh, b_hh, h0, c0=None, *, nonlinearity="tanh", gh_offset=None,
     return out, hn, None, ()
 
 
+@checked("rnn", "backward")
 def backward(grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0, c0, out, saved, *,
              nonlinearity="tanh"):
     """Backward through time in one Triton launch.

@@ -1,0 +1,103 @@
+"""The kernels' entry points check their arguments (``kernels/common/checks.py``).
+
+The Numba and Triton kernels index without bounds checks. Called directly, as
+``tsrnn.kernels.get_kernel`` hands them out, a (G*H, 1) ``w_hh`` crashed the process with
+heap corruption, an ``h0`` with fewer rows than ``gx`` dropped the other rows, mixed dtypes
+failed in Numba's type inference, and the reference ran ReLU for any nonlinearity but
+``'tanh'``. Every backend now refuses such arguments before any work, with the messages the
+layers give.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tsrnn.kernels import available_backends, get_kernel
+
+GATES = {"rnn": 1, "gru": 3, "lstm": 4}
+# Triton's kernels run in its CPU interpreter here (tests/conftest.py), called directly
+BACKENDS = ["numba", "torch", "triton"]
+
+
+def _kernel(cell, backend):
+    if backend == "triton" and "triton" not in available_backends("cpu", "float64"):
+        return importlib.import_module(f"tsrnn.kernels.{cell}.triton_gpu")
+    return get_kernel(cell, backend)
+
+
+def _args(cell, T=4, B=3, H=5, dtype=torch.float64):
+    G = GATES[cell]
+    gx = torch.randn(T, B, G * H, dtype=dtype)
+    w = torch.randn(G * H, H, dtype=dtype) * 0.3
+    b = torch.randn(G * H, dtype=dtype)
+    h0 = torch.randn(B, H, dtype=dtype)
+    c0 = torch.randn(B, H, dtype=dtype) if cell == "lstm" else None
+    return gx, w, b, h0, c0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cell", list(GATES))
+def test_forward_refuses_shapes_dtypes_and_states_that_disagree(cell, backend):
+    kernel = _kernel(cell, backend)
+    gx, w, b, h0, c0 = _args(cell)
+    with pytest.raises(ValueError, match=r"w_hh has shape \(\d+, 1\), expected"):
+        kernel.forward(gx, w[:, :1], b, h0, c0)
+    with pytest.raises(ValueError, match=r"h0 has shape \(2, 5\), expected \(3, 5\)"):
+        kernel.forward(gx, w, b, h0[:2], None if c0 is None else c0[:2])
+    with pytest.raises(TypeError, match=r"is torch\.float64 but gx is torch\.float32"):
+        kernel.forward(gx.float(), w, b, h0, c0)
+    with pytest.raises(TypeError, match="floating-point"):
+        kernel.forward(gx.long(), w.long(), b.long(), h0.long(), None if c0 is None else c0.long())
+    with pytest.raises(ValueError, match="must be 2-D"):
+        kernel.forward(gx, w, b, h0[0], c0)
+    if cell != "lstm":
+        with pytest.raises(ValueError, match="c0 is for cell='lstm' only"):
+            kernel.forward(gx, w, b, h0, h0.clone())
+    out, hn, cn, saved = kernel.forward(gx, w, b, h0, c0)  # and the right ones run
+    with pytest.raises(ValueError, match=r"grad_out must be a tensor of shape \(4, 3, 5\)"):
+        kernel.backward(out[:, :2], hn, cn, gx, w, b, h0, c0, out, saved)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_unknown_nonlinearity_is_refused_by_every_backend(backend):
+    """The reference ran ReLU for 'Tanh'; Numba raised a bare KeyError."""
+    gx, w, b, h0, _ = _args("rnn")
+    with pytest.raises(ValueError, match="Unknown nonlinearity 'Tanh'"):
+        _kernel("rnn", backend).forward(gx, w, b, h0, nonlinearity="Tanh")
+
+
+def test_numba_head_functions_check_the_head():
+    kernel = get_kernel("gru", "numba")
+    x = torch.randn(4, 3, 2, dtype=torch.float64)
+    w_ih = torch.randn(15, 2, dtype=torch.float64)
+    _, w, b, h0, _ = _args("gru")
+    w_o, b_o, y = torch.randn(1, 5).double(), torch.zeros(1).double(), torch.randn(4, 3, 1).double()
+    with pytest.raises(ValueError, match=r"w_o must be a tensor of shape \(1, 5\)"):
+        kernel.train_head(x, w_ih, b, w, b, h0, w_o[:, :4], b_o, y, 1.0)
+    with pytest.raises(ValueError, match=r"y must be a tensor of shape \(4, 3, 1\)"):
+        kernel.forward_projected_head(x, w_ih, b, w, b, h0, w_o, b_o, y[:, :2])
+    with pytest.raises(ValueError, match=r"w_ih has shape \(15, 3\), expected \(15, 2\)"):
+        kernel.forward_projected(x, torch.randn(15, 3).double(), b, w, b, h0)
+    kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0)
+
+
+def test_the_heap_corrupting_call_now_raises_before_any_work():
+    """A (3H, 1) w_hh at H = 256 wrote past the kernel's arrays: "free(): invalid next size",
+    the process aborted (run in a subprocess, so that a regression cannot take pytest down)."""
+    code = (
+        "import torch; from tsrnn.kernels import get_kernel\n"
+        "k = get_kernel('gru', 'numba'); f = torch.float64; T, B, H = 50, 64, 256\n"
+        "try:\n"
+        "    k.forward(torch.randn(T, B, 3 * H, dtype=f), torch.randn(3 * H, 1, dtype=f),\n"
+        "              torch.zeros(3 * H, dtype=f), torch.zeros(B, H, dtype=f))\n"
+        "except ValueError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: gru.numba_cpu.forward: w_hh has shape (768, 1)" in done.stdout
