@@ -228,6 +228,13 @@ def main(argv=None):
     p.add_argument("--kernels-only", action="store_true",
                    help="CUDA: time the Triton kernels' time loop alone, not the whole layer")
     args = p.parse_args(argv)
+    # refused before any work: each of these wrote a mislabelled or duplicated full table
+    if args.kernels_only and args.device != "cuda":
+        p.error("--kernels-only times the Triton kernels: it needs --device cuda")
+    if len(set(args.cells)) != len(args.cells):
+        p.error(f"--cells names a cell twice: {' '.join(args.cells)}")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda needs a CUDA GPU, and torch finds none here")
     info = machine_header(args.threads if args.device == "cpu" else None)
     if args.device == "cuda":
         rows, extra = bench_cuda_kernels(args) if args.kernels_only else bench_cuda(args)

@@ -20,7 +20,7 @@ def test_the_script_reports_the_helpers_errors(monkeypatch, capsys):
         return Path(activations_triton.__file__).resolve().parent / "results" / f"{name}.json"
 
     monkeypatch.setattr(activations_triton, "write_json", write_json)
-    activations_triton.main()
+    activations_triton.main([])
     (name, payload), = written.items()
     assert name in ("activations_cpu", "activations_cuda")
     rows = {r["function"]: r for r in payload["rows"]}
