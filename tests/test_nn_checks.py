@@ -223,6 +223,18 @@ def test_functional_forms_refuse_integer_tensors(fn_name):
 
 
 @pytest.mark.parametrize("backend", ["numba", "torch"])
+@pytest.mark.parametrize("I", [2, 15])
+def test_recurrent_layer_needs_w_ih(I, backend):
+    """w_ih=None was read as recurrence's projection: an error about a 'gx' the call never
+    had, or, where I == G*H, an AttributeError from inside the kernel."""
+    args = _layer_args("gru")
+    args["x"] = torch.randn(4, 3, I)
+    args["w_ih"] = None
+    with pytest.raises(ValueError, match=r"w_ih \(G\*H, I\) is required.*recurrence\("):
+        recurrent_layer("gru", *args.values(), backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
 @pytest.mark.parametrize("nonlinearity", ["Tanh", "sigmoid", None])
 def test_functional_forms_refuse_unknown_nonlinearity(nonlinearity, backend):
     """backend='torch' ran ReLU for anything but 'tanh'; Numba raised a bare KeyError."""

@@ -741,6 +741,11 @@ def recurrent_layer(
     >>> tuple(out.shape), tuple(h_n.shape), c_n is None
     ((5, 2, 4), (2, 4), True)
     """
+    if w_ih is None:  # check_args reads None as recurrence's projection: x taken for gx
+        raise ValueError(
+            "recurrent_layer: w_ih (G*H, I) is required. To run the recurrence on an input "
+            "projection computed already, call recurrence(cell, gx, w_hh, b_hh, h0, c0)."
+        )
     _check_args("recurrent_layer", cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0)
     return _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinearity)
 
