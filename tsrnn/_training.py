@@ -887,7 +887,7 @@ def window_runner(net: ForecastNet):
     if rnn.bidirectional or getattr(rnn, "proj_size", 0) > 0 or not rnn.bias:
         return lambda inputs: net(inputs)[0][-1]
     w = net.head.weight
-    kernel = get_kernel(cell, resolve_backend(rnn.backend, w.device, w.dtype))
+    kernel = get_kernel(cell, resolve_backend(rnn.backend, w.device, w.dtype), checked=False)
     options = {"nonlinearity": rnn.nonlinearity} if cell == "rnn" else {}
     layers = [
         tuple(

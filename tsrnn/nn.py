@@ -369,7 +369,7 @@ def _autocast_off(device_type):
 def _recurrence(cell, gx, w_hh, b_hh, h0, c0, backend, nonlinearity):
     """:func:`recurrence` without the checks."""
     name = _resolve(backend, gx)
-    kernel = get_kernel(cell, name)
+    kernel = get_kernel(cell, name, checked=False)  # checked above
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
     needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (gx, w_hh, b_hh, h0, c0)
@@ -699,7 +699,7 @@ def _fused_args(rnn, x, state, weight, bias, target):
         b_ih, b_hh = rnn.bias_ih_l0, rnn.bias_hh_l0
     else:
         b_ih, b_hh = None, w_hh.new_zeros(w_hh.shape[0])
-    kernel = get_kernel("gru", "numba")
+    kernel = get_kernel("gru", "numba", checked=False)  # _fused_args checked them
     return kernel, w_ih, b_ih, w_hh, b_hh, h0, target.contiguous()
 
 
@@ -758,7 +758,7 @@ def _recurrent_layer(cell, x, w_ih, b_ih, w_hh, b_hh, h0, c0, backend, nonlinear
             return _recurrence(
                 cell, F.linear(x, w_ih, b_ih).contiguous(), w_hh, b_hh, h0, c0, name, nonlinearity
             )
-    kernel = get_kernel(cell, name)
+    kernel = get_kernel(cell, name, checked=False)  # checked above
     options = {"nonlinearity": nonlinearity} if cell == "rnn" else {}
     needs_grad = torch.is_grad_enabled() and any(
         t is not None and t.requires_grad for t in (x, w_ih, b_ih, w_hh, b_hh, h0, c0)
