@@ -61,19 +61,13 @@ def check_args(
             and (W == GH if w_ih is None else w_ih.shape == (GH, W))
             and (b_ih is None or b_ih.shape == (GH,))
             and (c0 is None or c0.shape == (B, H))
-            and h0.dtype == dtype
-            and w_hh.dtype == dtype
-            and b_hh.dtype == dtype
-            and (w_ih is None or w_ih.dtype == dtype)
-            and (b_ih is None or b_ih.dtype == dtype)
-            and (c0 is None or c0.dtype == dtype)
-            and h0.device == device
-            and w_hh.device == device
-            and b_hh.device == device
-            and (w_ih is None or w_ih.device == device)
-            and (b_ih is None or b_ih.device == device)
-            and (c0 is None or c0.device == device)
-        ):
+            and h0.dtype == dtype and h0.device == device
+            and w_hh.dtype == dtype and w_hh.device == device
+            and b_hh.dtype == dtype and b_hh.device == device
+            and (w_ih is None or (w_ih.dtype == dtype and w_ih.device == device))
+            and (b_ih is None or (b_ih.dtype == dtype and b_ih.device == device))
+            and (c0 is None or (c0.dtype == dtype and c0.device == device))
+        ):  # fmt: skip
             return
     raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0, sfx, min_steps)
 
