@@ -21,7 +21,9 @@ recurrent pre-activation ``h_{t-1} @ W_hh.T + b_hh``, from which the caller form
 ``d_gx``. ``saved`` holds what the backend keeps for its backward (activated gates, ...);
 ``grad_hn``/``grad_cn`` are the gradients of the final state (truncated BPTT carries the state
 on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the initial state.
-``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only). ``c0``, ``c_n``, ``grad_cn``
+``grad_out``, ``grad_hn`` and ``grad_cn`` may be ``None`` (zeros: an output the loss
+does not use). ``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only; the GRU and LSTM
+take 'tanh' alone, as a no-op). ``c0``, ``c_n``, ``grad_cn``
 and ``d_c0`` are ``None`` except for the LSTM.
 
 The Numba kernels also take the layer input itself::

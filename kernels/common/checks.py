@@ -201,6 +201,21 @@ def _state(where, cell, nonlinearity, x, w_hh, b_hh, h0, c0, out):
         )
 
 
+def _zero_grads(cell, args):
+    """A backward's arguments with the incoming gradients left out (None: the output, the
+    final state or cell state not used by the loss) as zeros: only Triton took None, the
+    reference and Numba failed inside."""
+    grad_out, grad_hn, grad_cn, *rest = args
+    h0, out = rest[3], rest[5]  # (x, w_hh, b_hh, h0, c0, out, saved)
+    if grad_out is None:
+        grad_out = torch.zeros_like(out)
+    if grad_hn is None:
+        grad_hn = torch.zeros_like(h0)
+    if grad_cn is None and cell == "lstm":
+        grad_cn = torch.zeros_like(h0)
+    return (grad_out, grad_hn, grad_cn, *rest)
+
+
 def checked(cell: str, kind: str):
     """Wrap a backend's ``kind`` function (the names of ``tsrnn.kernels``' calling
     convention) with the checks of its arguments."""
@@ -254,9 +269,21 @@ def checked(cell: str, kind: str):
         else:
             raise ValueError(f"unknown kernel function kind {kind!r}")
 
+        backward = kind in ("backward", "backward_with_weight_grads")
+
         @functools.wraps(fn)
         def inner(*args, **kwargs):
+            if cell != "rnn" and "nonlinearity" in kwargs:
+                # the RNN's option: the reference and Triton took it for any cell and
+                # ignored it, Numba refused it; now every backend takes 'tanh' alone
+                if kwargs.pop("nonlinearity") != "tanh":
+                    raise ValueError(
+                        f"{where}: nonlinearity is an option of the RNN cell only; the "
+                        f"{cell.upper()}'s gates are fixed. Leave it out."
+                    )
             check(*args, **kwargs)
+            if backward and len(args) >= 10 and None in args[:3]:
+                args = _zero_grads(cell, args)
             return fn(*args, **kwargs)
 
         inner.unchecked = fn

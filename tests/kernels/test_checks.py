@@ -110,3 +110,24 @@ def test_callers_that_checked_already_can_skip_the_checks():
         checked, view = get_kernel(cell, "numba"), get_kernel(cell, "numba", checked=False)
         assert view.forward is checked.forward.unchecked
         assert view.__name__ == checked.__name__ and view.GATES == checked.GATES
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("cell", list(GATES))
+def test_every_backend_keeps_one_calling_convention(cell, backend):
+    """Only Triton took None for an unused incoming gradient (the reference and Numba
+    failed inside), and Numba refused nonlinearity='tanh' for the GRU and LSTM, which the
+    others took."""
+    kernel, reference = _kernel(cell, backend), get_kernel(cell, "torch")
+    gx, w, b, h0, c0 = _args(cell)
+    out, _, _, saved = kernel.forward(gx, w, b, h0, c0, nonlinearity="tanh")
+    g = torch.randn_like(out)
+    got = kernel.backward(g, None, None, gx, w, b, h0, c0, out, saved, nonlinearity="tanh")
+    zero = torch.zeros_like(h0)
+    want = reference.backward(g, zero, None if c0 is None else zero, gx, w, b, h0, c0, out, ())
+    for a, e in zip(got, want):
+        if e is not None:
+            torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-10)
+    if cell != "rnn":
+        with pytest.raises(ValueError, match="option of the RNN cell only"):
+            kernel.forward(gx, w, b, h0, c0, nonlinearity="relu")
