@@ -383,6 +383,24 @@ def test_weekly_stamps_off_the_freq_anchor_name_the_anchored_alias(tmp_path, cap
     assert _run(["forecast", path, "--freq", "W-MON", "-H", "2", *FAST], capsys)[0] == 0
 
 
+def test_a_future_file_of_covariates_alone_is_told_no_time_col(tmp_path, capsys):
+    """A loaded step-counted model's --future file holding only the covariate: the column
+    was taken as the time column ("counts steps, but not evenly") with no word of
+    --no-time-col."""
+    data, future, saved = tmp_path / "steps.csv", tmp_path / "f.csv", tmp_path / "m.joblib"
+    pd.DataFrame({"v": np.sin(np.arange(40.0)), "promo": np.arange(40) % 3}).to_csv(
+        data, index=False
+    )
+    pd.DataFrame({"promo": [1, 2, 0]}).to_csv(future, index=False)
+    argv = ["forecast", data, "--no-time-col", "--target", "v", "--covariates", "promo"]
+    assert _run([*argv, "--future", future, "--save-model", saved, *FAST], capsys)[0] == 0
+    err = _fails(["forecast", "--load-model", saved, "--future", future], capsys)
+    assert "'promo', is a covariate of the model: if the file has no time column" in err
+    argv = ["forecast", "--load-model", saved, "--future", future, "--no-time-col"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0 and len(out.splitlines()) == 4
+
+
 def test_duplicated_and_unsorted_stamps(tmp_path, capsys):
     path = tmp_path / "dup.csv"
     days = ["2020-01-01", "2020-01-02", "2020-01-02", "2020-01-03"]

@@ -1792,7 +1792,13 @@ def _read_future(args, history, model):
             "steps_from": steps_from,
         }
     )
-    future = _read_csv(args.future, options)
+    try:
+        future = _read_csv(args.future, options)
+    except _InputError as exc:
+        hint = _covariate_as_time_hint(args, model)
+        if hint is None:
+            raise
+        raise _InputError(f"{exc}; {hint}") from None
     if args.horizon is not None and args.horizon != len(future):
         raise _InputError(
             f"--horizon {args.horizon} but --future {args.future!r} has {len(future)} rows: the "
@@ -1808,6 +1814,29 @@ def _read_future(args, history, model):
         start = len(history)
         future.index = pd.RangeIndex(start, start + len(future), name=history.index.name)
     return future
+
+
+def _covariate_as_time_hint(args, model):
+    """For a --future file refused as to its time column: where that column (its first) is
+    a covariate the model takes, the file may have no time column at all."""
+    import io
+
+    import pandas as pd
+
+    if args.no_time_col or args.time_col is not None:
+        return None
+    fitted = getattr(model, "feature_names_in_", None)  # an array: no truth value
+    names = list(args.covariates or []) + ([] if fitted is None else list(fitted))
+    try:
+        columns = pd.read_csv(io.StringIO(_read_text(args.future)), nrows=0).columns
+    except Exception:  # the file's own problem was reported already
+        return None
+    if len(columns) and str(columns[0]).strip() in map(str, names):
+        return (
+            f"its first column, {str(columns[0]).strip()!r}, is a covariate of the model: if the "
+            "file has no time column, pass --no-time-col (its rows then follow the data)"
+        )
+    return None
 
 
 def _check_future_follows(y, future, path):
