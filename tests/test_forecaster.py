@@ -3,6 +3,7 @@
 import copy
 import io
 import pickle
+import re
 import warnings
 
 import joblib
@@ -1300,6 +1301,16 @@ def test_rows_numbered_from_zero_that_may_be_the_models_own_are_refused():
     pd.testing.assert_series_equal(model.predict(3), renumbered.predict(3))
     assert list(model.predict(3).index) == [70, 71, 72]
     assert model.score(y[70:73]) == renumbered.score(y[70:73])
+    # on a step of 2 the renumbering the message names works too
+    evens = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0).fit(
+        pd.Series(y[:60].to_numpy(), index=range(0, 120, 2))
+    )
+    with pytest.raises(ValueError, match="numbered 0, 1, ") as err:
+        evens.update(new)
+    scope = {"y_new": new.copy()}
+    exec(re.search(r"\((y_new\.index = range\(.*?\))\), or pass", str(err.value)).group(1), scope)
+    evens.update(scope["y_new"])
+    assert list(evens.predict(1).index) == [140]
 
 
 def test_divergence_warns_and_keeps_finite_weights():

@@ -558,6 +558,10 @@ def test_future_stamps_given_as_values_are_refused_with_the_index_that_works():
         model.predict(pd.DataFrame({"ds": later}))
     # the fix named works: the forecasts are of those months
     assert list(model.predict(pd.DatetimeIndex(later)).index) == list(later)
+    # where the index carries the dates, the values may be them too (a review found these
+    # refused by the first version of the check)
+    for X in (later.to_series(), later.to_frame(), pd.DataFrame({"ds": later}, index=later)):
+        assert list(model.predict(X).index) == list(later)
     # rows of numbers still count steps, as sklearn's splitters hand them over
     next_two = pd.date_range("2025-01-01", periods=2, freq="MS")
     assert list(model.predict(np.zeros(2)).index) == list(next_two)

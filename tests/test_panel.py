@@ -553,7 +553,9 @@ def test_a_panel_counting_from_zero_refuses_its_history_given_again():
     model = RNNForecaster(**TINY).fit(y)
     with pytest.raises(ValueError, match=r"y_new \(series 's0'\) is numbered 0, 1, .*\(39\)"):
         model.update(y)
-    later = _panel_of(pd.RangeIndex(40, 43))
+    with pytest.raises(ValueError, match=r"X \(series 's0'\) is numbered 0, 1, .*time level"):
+        model.score(_panel_of(pd.RangeIndex(5)))  # scored forecasts of 40-44 against 0-4
+    later = _panel_of(pd.RangeIndex(40, 43))  # the fix the message names
     model.update(later)
     assert list(model.predict(1).index) == [("s0", 43), ("s1", 43)]
 

@@ -273,6 +273,8 @@ def _refuse_stamps_as_values(X) -> None:
     stamps given as their values (a list of dates, ``index.values``, a ``ds`` column) were
     taken as so many rows, and the forecasts were of the steps right after the data, whatever
     the dates said. Raise ``TypeError`` naming the index that says it."""
+    if isinstance(X, pd.Series | pd.DataFrame) and not is_positionless(X.index):
+        return  # its index says which steps (the dates may be its values too)
     if isinstance(X, pd.DataFrame):
         dates = [c for c, t in X.dtypes.items() if _stamp_like(t)]
         if dates:
@@ -1415,12 +1417,21 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             return
         end, step = int(self._ends_[k]), axis.step
         name = what.split(" ")[0]
+        if self._layout_["ids"] is not None:
+            fix = (
+                f"Number each series' new rows on from the step after its own end (here "
+                f"{end + step}) in the time level of {name}'s index."
+            )
+        else:
+            stop = f"{end + step} + {f'{step} * ' if step != 1 else ''}len({name})"
+            fix = (
+                f"Number new rows on from {end + step} ({name}.index = range({end + step}, "
+                f"{stop}{f', {step}' if step != 1 else ''})), or pass their values as an "
+                f"array (np.asarray({name})) to continue the series."
+            )
         raise ValueError(
             f"{what} is numbered 0, 1, ..., which on the model's integer time axis are labels "
-            f"at or before the end of its data ({end}), not new rows. "
-            f"Number new rows on from {end + step} ({name}.index = range({end + step}, "
-            f"{end + step} + len({name}){f', {step}' if step != 1 else ''})), or pass their "
-            f"values as an array (np.asarray({name})) to continue the series."
+            f"at or before the end of its data ({end}), not new rows. {fix}"
         )
 
     def _row_numbered(self, index):
@@ -1534,7 +1545,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         layout = self._layout_
         if not isinstance(X, pd.Series | pd.DataFrame) or not isinstance(X.index, pd.MultiIndex):
             if not layout["covariates"]:
-                hint = " or use predict(h)."
+                hint = ", or use predict(h)."
             elif isinstance(X, np.ndarray):
                 hint = (
                     ". In a Pipeline whose transformers give arrays (e.g. StandardScaler), keep "
@@ -1808,6 +1819,12 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             raise ValueError(_IN_SAMPLE_SCORE)
         if true is None and isinstance(truth, pd.Series | pd.DataFrame):
             self._refuse_zero_based(truth.index, tname)
+        elif true is not None and self._layout_["ids"] is not None:
+            known = self._layout_["ids"].get_indexer(true.ids)
+            for j, k in enumerate(known):
+                if k >= 0:
+                    series = f"{tname} (series {label(self._layout_['ids'][k])!r})"
+                    self._refuse_zero_based(true.index[j], series, k)
         pred = self.predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:
