@@ -22,9 +22,9 @@ recurrent pre-activation ``h_{t-1} @ W_hh.T + b_hh``, from which the caller form
 ``grad_hn``/``grad_cn`` are the gradients of the final state (truncated BPTT carries the state
 on, so the final state has its own gradient) and ``d_h0``/``d_c0`` those of the initial state.
 ``grad_out``, ``grad_hn`` and ``grad_cn`` may be ``None`` (zeros: an output the loss
-does not use). ``options`` are ``nonlinearity`` ('tanh' | 'relu', RNN only; the GRU and LSTM
-take 'tanh' alone, as a no-op). ``c0``, ``c_n``, ``grad_cn``
-and ``d_c0`` are ``None`` except for the LSTM.
+does not use; not through ``get_kernel(..., checked=False)``). ``options`` are
+``nonlinearity`` ('tanh' | 'relu', RNN only; the GRU and LSTM take 'tanh' alone, as a
+no-op). ``c0``, ``c_n``, ``grad_cn`` and ``d_c0`` are ``None`` except for the LSTM.
 
 The Numba kernels also take the layer input itself::
 
@@ -77,10 +77,12 @@ Their large outputs come from ``common/workspace.py``: fresh tensors, except
 inside ``workspace.reuse_buffers()`` (the forecaster's training epochs), where a buffer
 nothing uses any more is handed out again instead of new pages from the operating system.
 
-Every backend's public functions check their arguments first (``common/checks.py``: shapes,
-dtypes and devices that agree, the RNN's ``nonlinearity``), raising ``ValueError`` or
-``TypeError`` with the layers' messages before any work: the Numba and Triton kernels index
-without bounds checks, and a wrong shape read or wrote past an array's end.
+Every backend's public functions check the arguments a caller builds first
+(``common/checks.py``: shapes, dtypes and devices that agree, the RNN's ``nonlinearity``,
+``train_head``'s ``grads_out``), raising ``ValueError`` or ``TypeError`` with the layers'
+messages before any work: the Numba and Triton kernels index without bounds checks, and a
+wrong shape read or wrote past an array's end. ``saved`` is not checked: it must be what the
+same backend's forward returned for the same arguments.
 
 This package imports neither pandas, scikit-learn nor ``torch.nn``.
 """

@@ -4,8 +4,10 @@ The Numba and Triton kernels index without bounds checks: a wrong shape read (or
 an array's end, and a user calling ``get_kernel(...).forward`` with a (G*H, 1) ``w_hh``
 crashed the process with heap corruption; others ran on and dropped batch rows or returned
 NaN. Every public function of every backend (the references too, for the same messages)
-checks its arguments first, with :func:`check_args`: only shape, dtype and device
-comparisons, about a microsecond a call, against milliseconds of kernel work.
+checks the arguments a caller builds first, with :func:`check_args`: only shape, dtype and
+device comparisons, a few microseconds a call (internal callers that checked already take
+the functions unchecked: ``get_kernel(..., checked=False)``). ``saved`` is not checked: it
+must be what the same backend's forward returned for the same arguments.
 :func:`checked` wraps a backend's function by the calling convention of
 ``tsrnn.kernels`` (its docstring); ``tsrnn.nn`` calls :func:`check_args` itself, with the
 layer's parameter names in the messages.
@@ -14,6 +16,7 @@ layer's parameter names in the messages.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import torch
 
@@ -83,13 +86,19 @@ def raise_bad_args(where, cell, nonlinearity, x, w_ih, b_ih, w_hh, b_hh, h0, c0,
     names = ARG_NAMES if sfx is None else LAYER_ARG_NAMES
     if w_ih is None and sfx is None:
         names = ("gx", *names[1:])
+    x_shape = "(T, B, G*H)" if w_ih is None else ARG_SHAPES[0]
+    for t, i in ((x, 0), (w_hh, 3), (h0, 5)):
+        if t is None:
+            raise TypeError(
+                f"{where}: {name_of(names, i, sfx)} is required, got None: pass a tensor of "
+                f"shape {ARG_SHAPES[i] if i else x_shape}."
+            )
     for t, i in ((x, 0), (w_ih, 1), (b_ih, 2), (w_hh, 3), (b_hh, 4), (h0, 5), (c0, 6)):
         if t is not None and not isinstance(t, torch.Tensor):
             raise TypeError(
                 f"{where}: {name_of(names, i, sfx)} must be a torch.Tensor, got "
                 f"{type(t).__name__}. Convert it with torch.as_tensor(...)."
             )
-    x_shape = "(T, B, G*H)" if w_ih is None else ARG_SHAPES[0]
     if x.dim() != 3:
         raise ValueError(f"{where}: {names[0]} must be 3-D {x_shape}, got shape {tuple(x.shape)}.")
     if h0.dim() != 2:
@@ -255,6 +264,16 @@ def checked(cell: str, kind: str):
                 check_like(where, "w_o", w_o, (max(O, 0), h0.shape[1]), h0, optional=False)
                 check_like(where, "b_o", b_o, (O,), h0, optional=False)
                 check_like(where, "y", y, (x.shape[0], x.shape[1], O), h0, optional=False)
+                grads_out = options.get("grads_out")
+                if grads_out is not None:  # added into in place: the parameters' shapes
+                    like = (w_ih, b_ih, w_hh, b_hh, w_o, b_o)
+                    if len(grads_out) != 6 or any(
+                        tuple(g.shape) != tuple(p.shape) for g, p in zip(grads_out, like)
+                    ):
+                        raise ValueError(
+                            f"{where}: grads_out must be six arrays of the shapes of w_ih, "
+                            "b_ih, w_hh, b_hh, w_o and b_o, to add the gradients into."
+                        )
 
         elif kind == "backward_head":
 
@@ -270,9 +289,21 @@ def checked(cell: str, kind: str):
             raise ValueError(f"unknown kernel function kind {kind!r}")
 
         backward = kind in ("backward", "backward_with_weight_grads")
+        signature = inspect.signature(fn)
+        positional = [
+            name
+            for name, p in signature.parameters.items()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
 
         @functools.wraps(fn)
         def inner(*args, **kwargs):
+            if len(args) < len(positional) and any(name in kwargs for name in positional):
+                # arguments given by name (the backends' own names: gx or x): in order
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                args = tuple(bound.arguments[name] for name in positional)
+                kwargs = {k: v for k, v in kwargs.items() if k not in positional}
             if cell != "rnn" and "nonlinearity" in kwargs:
                 # the RNN's option: the reference and Triton took it for any cell and
                 # ignored it, Numba refused it; now every backend takes 'tanh' alone
@@ -282,7 +313,7 @@ def checked(cell: str, kind: str):
                         f"{cell.upper()}'s gates are fixed. Leave it out."
                     )
             check(*args, **kwargs)
-            if backward and len(args) >= 10 and None in args[:3]:
+            if backward and None in args[:3]:
                 args = _zero_grads(cell, args)
             return fn(*args, **kwargs)
 

@@ -174,8 +174,9 @@ def get_kernel(cell: str, backend: str, *, checked: bool = True):
 
     Its functions check their arguments (``common/checks.py``). ``checked=False``, for
     callers that have checked them already (``tsrnn.nn``'s layers and functional forms, the
-    forecaster's own calls): a view of the module whose functions skip that (about 6 us a
-    call, 6% of a forecast step of a default model).
+    forecaster's own calls): a view of the module whose functions skip that (a few us a
+    call: 6% of a forecast step of a default model). Its functions take the arguments as
+    they are (no ``None`` for the incoming gradients).
 
     Examples
     --------
@@ -211,6 +212,8 @@ class _Unchecked:
         self._module = module
 
     def __getattr__(self, name):
+        if name == "_module":  # not set yet (copy.copy makes the object without __init__)
+            raise AttributeError(name)
         value = getattr(self._module, name)
         return getattr(value, "unchecked", value)
 

@@ -131,3 +131,37 @@ def test_every_backend_keeps_one_calling_convention(cell, backend):
     if cell != "rnn":
         with pytest.raises(ValueError, match="option of the RNN cell only"):
             kernel.forward(gx, w, b, h0, c0, nonlinearity="relu")
+
+
+def test_arguments_by_name_and_missing_tensors():
+    """Keyword calls failed in the check ("missing ... argument: 'x'") and None for a
+    required tensor gave an AssertionError from the check itself."""
+    kernel = get_kernel("gru", "numba")
+    gx, w, b, h0, _ = _args("gru")
+    out, _, _, saved = kernel.forward(gx=gx, w_hh=w, b_hh=b, h0=h0)
+    by_name = kernel.backward(
+        grad_out=torch.ones_like(out), grad_hn=None, grad_cn=None, gx=gx, w_hh=w, b_hh=b,
+        h0=h0, c0=None, out=out, saved=saved,
+    )  # fmt: skip
+    by_position = kernel.backward(torch.ones_like(out), None, None, gx, w, b, h0, None, out, saved)
+    for a, e in zip(by_name, by_position):
+        if e is not None:
+            torch.testing.assert_close(a, e, rtol=0, atol=0)
+    for args, name in (((gx, None, b, h0), "w_hh"), ((gx, w, b, None), "h0")):
+        with pytest.raises(TypeError, match=f"{name} is required, got None"):
+            kernel.forward(*args)
+    import copy
+
+    view = get_kernel("gru", "numba", checked=False)
+    assert copy.copy(view).forward is view.forward  # a RecursionError before
+
+
+def test_train_head_checks_the_gradients_it_adds_into():
+    kernel = get_kernel("gru", "numba")
+    x = torch.randn(4, 3, 2, dtype=torch.float64)
+    w_ih = torch.randn(15, 2, dtype=torch.float64)
+    _, w, b, h0, _ = _args("gru")
+    w_o, b_o, y = torch.randn(1, 5).double(), torch.zeros(1).double(), torch.randn(4, 3, 1).double()
+    wrong = [torch.zeros(2, 2, dtype=torch.float64)] * 6  # wrote past them: a segfault
+    with pytest.raises(ValueError, match="grads_out must be six arrays"):
+        kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=wrong)
