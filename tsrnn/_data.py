@@ -125,8 +125,9 @@ def check_magnitude(arr: np.ndarray, what: str, target: bool = False) -> None:
     if top > MAX_MAGNITUDE:
         raise ValueError(
             f"{what} has values of magnitude up to {top:.3g}, beyond {MAX_MAGNITUDE:g}: "
-            "float64 arithmetic on them (differences, sums) overflows. Rescale them first "
-            f"(e.g. {_argument(what)} / 1e300)" + (", and the forecasts back." if target else ".")
+            "float64 arithmetic on them (differences, sums) overflows. Rescale the data "
+            f"(e.g. {_argument(what)} / 1e300) and fit the model on the rescaled data"
+            + (", then scale the forecasts back." if target else ".")
         )
 
 
