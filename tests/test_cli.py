@@ -368,6 +368,10 @@ def test_a_panel_on_one_day_of_the_month_is_told_to_label_months(tmp_path, capsy
     frame.to_csv(tmp_path / "panel.csv", index=False)
     err = _fails(["forecast", tmp_path / "panel.csv", "--id-col", "id", "-H", "2"], capsys)
     assert "day 15 of the month" in err and "label the rows by month" in err
+    # and --freq MS is not told to leave --freq out (which the panel refuses, as above)
+    argv = ["forecast", tmp_path / "panel.csv", "--id-col", "id", "--freq", "MS", "-H", "2"]
+    err = _fails(argv, capsys)
+    assert "label the rows by month" in err and "leave out --freq" not in err
 
 
 def test_weekly_stamps_off_the_freq_anchor_name_the_anchored_alias(tmp_path, capsys):

@@ -725,8 +725,8 @@ def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
             raise ValueError(
                 f"The {h} steps after {last} by {axis.freq!r} in time zone {zone} cross "
                 f"a local time the clocks skip or repeat ({str(exc).split('. Try')[0]}): pandas "
-                "has no stamp of that frequency there. Forecast fewer steps, or fit on the "
-                "local dates without the zone: y.tz_localize(None)."
+                "has no stamp of that frequency there. Forecast only the steps before it, or fit "
+                "on the local dates without the zone: y.tz_localize(None)."
             ) from None
     if axis.kind == "period":
         return pd.period_range(start=last, periods=h + 1, freq=axis.freq, name=axis.name)[1:]

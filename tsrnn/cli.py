@@ -1221,7 +1221,7 @@ def _time_index(
     _check_order(index, where)
     if freq is not None:
         try:
-            return _apply_freq(index, freq, where, freq_label)
+            return _apply_freq(index, freq, where, freq_label, panel=series is not None)
         except _InputError as exc:
             raise _InputError(_utc_offsets_message(column, index, where) or str(exc)) from None
     if len(index) < 3:
@@ -1487,7 +1487,7 @@ def _check_order(index, where):
         )
 
 
-def _apply_freq(index, freq, where, label=None):
+def _apply_freq(index, freq, where, label=None, *, panel=False):
     """``index`` on ``freq``'s grid; ``label`` names where ``freq`` came from in messages
     (``--freq`` unless said otherwise: the --future file takes the history's)."""
     import pandas as pd
@@ -1508,7 +1508,7 @@ def _apply_freq(index, freq, where, label=None):
         raise _InputError(
             f"the first stamp of {where}, {_stamp(index[0])}, is not on the grid of "
             f"{label or '--freq'} {freq} (whose next stamp is {_stamp(expected[0])})"
-            + (_anchor_hint(index) if label is None else "")
+            + (_anchor_hint(index, panel) if label is None else "")
         )
     if not expected.equals(index):
         row = int(next(i for i in range(len(index)) if index[i] != expected[i]))
@@ -1520,12 +1520,19 @@ def _apply_freq(index, freq, where, label=None):
     return pd.DatetimeIndex(index, freq=offset, name=index.name)
 
 
-def _anchor_hint(index):
+def _anchor_hint(index, panel=False):
     """What --freq fits stamps off the grid of the --freq given (weekly on Mondays: W-MON)."""
     import pandas as pd
 
     from tsrnn._data import months_on_one_day
 
+    if len(index) > 1 and months_on_one_day(index) and panel:
+        # without --freq a panel's such stamps are refused too: they need month labels
+        return (
+            f": stamps on day {index[0].day} of the month follow no pandas frequency string; "
+            f"label the rows by month instead (e.g. {index[0]:%Y-%m}, read as the month's "
+            "first day)"
+        )
     if len(index) > 1 and months_on_one_day(index):
         return (
             f": stamps on day {index[0].day} of the month follow no pandas frequency string; "

@@ -305,6 +305,8 @@ def _refuse_stamps_as_values(X) -> None:
         kind = "text"
     if kind is not None:
         build = "pd.PeriodIndex(X)" if isinstance(first, pd.Period) else "pd.DatetimeIndex(X)"
+        if kind == "text":
+            build += " if they are dates"
         raise TypeError(
             f"X holds {kind} as values ('{first}', ...), but this model has no covariates and "
             "reads only X's length and index: the forecasts would be of the steps right after "
