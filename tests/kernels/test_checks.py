@@ -71,12 +71,26 @@ def test_an_unknown_nonlinearity_is_refused_by_every_backend(backend):
         _kernel("rnn", backend).forward(gx, w, b, h0, nonlinearity="Tanh")
 
 
+def _head_args():
+    """A GRU layer with a linear head of one output: x (4, 3, 2), H = 5."""
+    f = torch.float64
+    _, w, b, h0, _ = _args("gru")
+    x, w_ih = torch.randn(4, 3, 2, dtype=f), torch.randn(15, 2, dtype=f)
+    return (
+        x,
+        w_ih,
+        w,
+        b,
+        h0,
+        torch.randn(1, 5, dtype=f),
+        torch.zeros(1, dtype=f),
+        torch.randn(4, 3, 1, dtype=f),
+    )
+
+
 def test_numba_head_functions_check_the_head():
     kernel = get_kernel("gru", "numba")
-    x = torch.randn(4, 3, 2, dtype=torch.float64)
-    w_ih = torch.randn(15, 2, dtype=torch.float64)
-    _, w, b, h0, _ = _args("gru")
-    w_o, b_o, y = torch.randn(1, 5).double(), torch.zeros(1).double(), torch.randn(4, 3, 1).double()
+    x, w_ih, w, b, h0, w_o, b_o, y = _head_args()
     with pytest.raises(ValueError, match=r"w_o must be a tensor of shape \(1, 5\)"):
         kernel.train_head(x, w_ih, b, w, b, h0, w_o[:, :4], b_o, y, 1.0)
     with pytest.raises(ValueError, match=r"y must be a tensor of shape \(4, 3, 1\)"):
@@ -158,10 +172,7 @@ def test_arguments_by_name_and_missing_tensors():
 
 def test_train_head_checks_the_gradients_it_adds_into():
     kernel = get_kernel("gru", "numba")
-    x = torch.randn(4, 3, 2, dtype=torch.float64)
-    w_ih = torch.randn(15, 2, dtype=torch.float64)
-    _, w, b, h0, _ = _args("gru")
-    w_o, b_o, y = torch.randn(1, 5).double(), torch.zeros(1).double(), torch.randn(4, 3, 1).double()
+    x, w_ih, w, b, h0, w_o, b_o, y = _head_args()
     wrong = [torch.zeros(2, 2, dtype=torch.float64)] * 6  # wrote past them: a segfault
     with pytest.raises(ValueError, match="grads_out must be six arrays"):
         kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=wrong)
