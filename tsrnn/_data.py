@@ -159,6 +159,11 @@ def _boolean_target(what: str, problem: str = "is boolean") -> TypeError:
     )
 
 
+def stamp_like(dtype) -> bool:
+    """A dtype of time stamps: datetime64 (naive or zoned) or periods."""
+    return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
+
+
 def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
     dup = df.columns[df.columns.duplicated()].unique().tolist()
     if dup:
@@ -173,11 +178,7 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in booleans[:5])
         raise _boolean_target(what, f"has boolean column(s): {kinds}")
     bad = [(c, t) for c, t in dtypes if not pd.api.types.is_numeric_dtype(t)]
-    dates = [
-        c
-        for c, t in bad
-        if isinstance(t, pd.DatetimeTZDtype | pd.PeriodDtype) or pd.api.types.is_datetime64_dtype(t)
-    ]
+    dates = [c for c, t in bad if stamp_like(t)]
     if dates:
         # the long layout of Prophet or statsforecast: time in a column, not the index
         name = _argument(what)

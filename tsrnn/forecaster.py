@@ -62,6 +62,7 @@ from tsrnn._data import (
     seasonal_mask,
     seasonal_period,
     seasonal_years,
+    stamp_like,
     steps_ahead,
     unit_scale,
     window_seasons,
@@ -264,10 +265,6 @@ def _panel_names(layout) -> list:
     return [layout["id_name"] or "id", time if time is not None else "time"]
 
 
-def _stamp_like(dtype) -> bool:
-    return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
-
-
 def _refuse_stamps_as_values(X) -> None:
     """A target-only model reads only the length and index of ``predict``'s rows: future
     stamps given as their values (a list of dates, ``index.values``, a ``ds`` column) were
@@ -276,7 +273,7 @@ def _refuse_stamps_as_values(X) -> None:
     if isinstance(X, pd.Series | pd.DataFrame) and not is_positionless(X.index):
         return  # its index says which steps (the dates may be its values too)
     if isinstance(X, pd.DataFrame):
-        dates = [c for c, t in X.dtypes.items() if _stamp_like(t)]
+        dates = [c for c, t in X.dtypes.items() if stamp_like(t)]
         if dates:
             raise TypeError(
                 f"X has date column(s) {', '.join(repr(c) for c in dates[:2])}, but this model "
@@ -288,7 +285,7 @@ def _refuse_stamps_as_values(X) -> None:
     if sp.issparse(X) or (isinstance(X, np.ndarray) and X.dtype.kind not in "MOUS"):
         return  # numbers: rows
     if isinstance(X, pd.Series):
-        values, stamps = X.to_numpy(), _stamp_like(X.dtype)
+        values, stamps = X.to_numpy(), stamp_like(X.dtype)
     else:
         try:
             values = np.asarray(X)
