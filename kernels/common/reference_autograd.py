@@ -28,7 +28,11 @@ def backward_by_autograd(forward, grad_out, grad_hn, grad_cn, gx, w_hh, b_hh, h0
             outputs.append(cn)
             grads.append(torch.zeros_like(cn) if grad_cn is None else grad_cn)
         inputs = [gx_, offset, h0_] + ([c0_] if c0_ is not None else [])
-        got = torch.autograd.grad(outputs, inputs, grads, allow_unused=True)
+        # at T = 0 the output is an empty tensor that depends on nothing: leave it out
+        pairs = [(o, g) for o, g in zip(outputs, grads) if o.requires_grad]
+        got = torch.autograd.grad(
+            [o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True
+        )
     got = [torch.zeros_like(i) if g is None else g for i, g in zip(inputs, got)]
     d_c0 = got[3] if c0_ is not None else None
     return got[0], got[1], got[2], d_c0

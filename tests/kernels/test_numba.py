@@ -26,8 +26,9 @@ def _inputs(cell, T, B, H, dtype, gen):
 # (5, 37, 83): float32 gate passes on whole groups of vectors, single vectors and a scalar tail
 # (83 = 64 + 16 + 3 with AVX-512, 2 * 32 + 2 * 8 + 3 with AVX2); on 2 threads the GRU's
 # forward runs blocks of 16, 16 and 5 rows, each step in halves of 8 (the last block: one).
+# (0, 3, 5): no steps; the final state is the initial one, and so are its gradients.
 @pytest.mark.parametrize(("T", "B", "H"),
-                         [(1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7), (9, 23, 24),
+                         [(0, 3, 5), (1, 1, 1), (2, 3, 5), (17, 4, 24), (63, 2, 7), (9, 23, 24),
                           (5, 37, 83)],
                          ids=lambda v: str(v))
 @pytest.mark.parametrize(("cell", "nonlinearity"), CASES, ids=["rnn_tanh", "rnn_relu", "gru",

@@ -711,3 +711,9 @@ def test_gpu_do_bench_smoke():
     gx, w, b, h0, c0 = _inputs("lstm", 64, 32, 128, torch.float32, "cuda")
     ms = do_bench(lambda: lstm.forward(gx, w, b, h0, c0, save=False), warmup=5, rep=20)
     assert 0 < ms < 1e3
+
+
+@pytest.mark.parametrize("name", list(CELLS))
+def test_kernel_matches_reference_with_no_steps(name):
+    """T = 0: the final state is the initial one, and its gradient passes straight through."""
+    _check_against_reference(name, 0, 3, 5, torch.float64)
