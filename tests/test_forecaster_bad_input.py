@@ -622,6 +622,21 @@ def test_values_near_the_float64_limit_are_refused_before_training():
     assert np.isfinite(big).all() and np.abs(big).max() > 1e298
 
 
+@pytest.mark.parametrize(("dtype", "magnitude"), [("float32", 1e25), ("float64", 1e160)])
+def test_unscaled_values_whose_squares_overflow_are_refused(dtype, magnitude):
+    """scaler=None trains on the values as they are: in float32 values of 1e25 ran with a
+    divergence warning, 1e40 forecast NaN; in float64 so did 1e160."""
+    y = pd.Series(magnitude * (5 + np.sin(np.arange(60.0))))
+    with pytest.raises(ValueError, match=rf"scaler=None.*overflow {dtype}.*scaler='standard'"):
+        RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(y)
+    # the default scaler takes them, and up to the limit unscaled ones train as they are
+    scaled = RNNForecaster(**TINY, dtype=dtype).fit(y).predict(2)
+    assert np.isfinite(scaled).all()
+    limit = np.sqrt(np.finfo(dtype).max) / 10
+    raw = RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(y / magnitude * limit / 6)
+    assert np.isfinite(raw.predict(2)).all()
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):

@@ -104,6 +104,21 @@ def _affine(scaler, values: np.ndarray):
     return -scaler.min_ / scaler.scale_, 1.0 / scaler.scale_
 
 
+def _check_unscaled_magnitude(values: np.ndarray, dtype: str) -> None:
+    """With ``scaler=None`` the network trains on the target as it is, in ``dtype``: beyond
+    the square root of that type's largest number the squared errors overflow (the fit ran,
+    warned of divergence, and forecast NaN or the base alone)."""
+    limit = float(np.sqrt(np.finfo(dtype).max))
+    top = float(np.abs(values).max()) if values.size else 0.0
+    if top > limit:
+        raise ValueError(
+            f"scaler=None trains on the target as it is, and its values reach {top:.3g}: "
+            f"their squared errors overflow {dtype} (beyond {limit:.2g}). Keep the default "
+            "scaler='standard' (forecasts still come back in the original units)"
+            + (", or set dtype='float64'." if dtype == "float32" else ".")
+        )
+
+
 def _fit_scaler(name, data: SeriesData):
     """Per-series affine scaling of the target: ``loc``, ``scale`` each (S, C).
 
@@ -543,6 +558,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
         Per-series scaling of the target (scikit-learn's scalers, fitted on each series);
         forecasts come back in the original units. Covariates are always standardised.
+        ``None`` trains on the target as it is: values beyond the square root of ``dtype``'s
+        largest number (1.8e19 in float32) are refused, their squared errors overflow.
     backend : {'auto', 'numba', 'triton', 'torch'}, default='auto'
         Kernel of the recurrent layer (see :mod:`tsrnn.nn`).
     device : str or torch.device, default='auto'
@@ -812,6 +829,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         elif seasonal_data and seasonal is None and data.n_series > 1:
             _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
+        if self.scaler is None:
+            _check_unscaled_magnitude(data.values, self.dtype)
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
         y_scaled = (data.values - loc[rows_series]) / scale[rows_series]
