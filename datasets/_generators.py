@@ -53,6 +53,12 @@ def _check_steps(n_steps, func, what, limit=MAX_STEPS, unit="integration steps",
         )
 
 
+def _check_n(n, func):
+    """More than :data:`MAX_STEPS` time steps: numpy's MemoryError, or pandas' error for
+    dates past 2262, before the cap on the work behind them was ever reached."""
+    _check_steps(n, func, "n", unit="time steps", fix="ask for fewer steps")
+
+
 def _steps_per(duration, dt, name, func, *, low=0):
     """``duration / dt`` as an int, or a teaching error when it is not a whole number."""
     steps = round(duration / dt)
@@ -127,6 +133,7 @@ def make_sine_mixture(
     """
     func = "make_sine_mixture"
     n = check_int(n, "n", func, low=1, hint=_N_HINT)
+    _check_n(n, func)
     periods = check_reals(
         periods,
         "periods",
@@ -238,6 +245,7 @@ def make_ar(
     """
     func = "make_ar"
     n = check_int(n, "n", func, low=1, hint=_N_HINT)
+    _check_n(n, func)
     phi_array = check_reals(phi, "phi", func, min_size=0)
     sigma = check_real(sigma, "sigma", func, low=0.0)
     mean = check_real(mean, "mean", func)
@@ -379,6 +387,7 @@ def make_mackey_glass(
     """
     func = "make_mackey_glass"
     n = check_int(n, "n", func, low=1, hint=_N_HINT)
+    _check_n(n, func)
     tau = check_real(tau, "tau", func, low=0.0, open_low=True)
     beta = check_real(beta, "beta", func, low=0.0, open_low=True)
     gamma = check_real(gamma, "gamma", func, low=0.0, open_low=True)
@@ -532,6 +541,7 @@ def make_lorenz(
     """
     func = "make_lorenz"
     n = check_int(n, "n", func, low=1, hint=_N_HINT)
+    _check_n(n, func)
     sigma = check_real(sigma, "sigma", func, low=0.0, open_low=True)
     rho = check_real(rho, "rho", func, low=0.0, open_low=True)
     beta = check_real(beta, "beta", func, low=0.0, open_low=True)
@@ -682,6 +692,14 @@ def make_panel(
         )
     noise = check_real(noise, "noise", func, low=0.0)
     align = check_choice(align, "align", func, ("end", "start", "random"))
+    # every series is drawn on the whole calendar at once: (n_series, max_length) values
+    _check_steps(
+        n_series * max_length,
+        func,
+        "n_series * max_length",
+        unit="values",
+        fix="lower n_series or max_length",
+    )
     calendar = time_index(max_length, start, freq, func)
     rng = check_random_state(random_state, func)
 

@@ -170,7 +170,15 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
             start,
             "Use e.g. start='2000-01-01'.",
         )
-    index = pd.date_range(first, periods=n, freq=offset, name=name)
+    try:
+        index = pd.date_range(first, periods=n, freq=offset, name=name)
+    except (pd.errors.OutOfBoundsDatetime, OverflowError) as err:
+        # pandas' message ("Out of bounds timestamp: 10001999-01-01") names no parameter
+        raise ValueError(
+            f"{func}: {n:,} steps of freq={freq!r} from start={str(start)!r} run past the "
+            f"last date pandas can represent ({err}). Ask for fewer steps (n), or a shorter "
+            "freq."
+        ) from None
     if len(index) != n or not index.is_monotonic_increasing or not index.is_unique:
         # an offset whose n is positive but that stands still or runs backwards
         # (pd.DateOffset(days=-1), pd.DateOffset(months=0))

@@ -413,3 +413,29 @@ def test_integration_step_counts_beyond_the_cap_are_refused(make, params, what):
     counted = r"(integration steps|delay values|recursion steps)"
     with pytest.raises(ValueError, match=rf"would take .* {counted} \({what}"):
         make(5, random_state=0, **params)
+
+
+@pytest.mark.parametrize(
+    ("make", "args", "what"),
+    [
+        # each built its whole date index before any cap: make_ar's 5e8 seconds took 4 GB
+        # before its n + burn_in check, make_panel's 1e6 x 1e4 failed as numpy's MemoryError
+        (make_ar, (5 * 10**8,), r"would take 5e\+08 time steps \(n\)"),
+        (make_sine_mixture, (10**12,), r"would take 1e\+12 time steps \(n\)"),
+        (make_mackey_glass, (10**9,), r"would take 1e\+09 time steps \(n\)"),
+        (make_lorenz, (10**9,), r"would take 1e\+09 time steps \(n\)"),
+    ],
+)
+def test_sizes_beyond_the_cap_are_refused_before_any_allocation(make, args, what):
+    with pytest.raises(ValueError, match=what):
+        make(*args, random_state=0)
+    with pytest.raises(ValueError, match=r"1e\+10 values \(n_series \* max_length\)"):
+        make_panel(10**6, min_length=10**4, max_length=10**4, random_state=0)
+
+
+@pytest.mark.parametrize("make", [make_ar, make_sine_mixture])
+def test_dates_past_what_pandas_holds_name_n_and_freq(make):
+    # pandas' OutOfBoundsDatetime ("Out of bounds timestamp: 10001999-01-01") named neither
+    # (pandas 2 holds dates up to 2262, pandas 3's date_range up to year 294,000 or so)
+    with pytest.raises(ValueError, match=r"10,000,000 steps of freq='YS'.*pandas can represent"):
+        make(10**7, freq="YS", random_state=0)
