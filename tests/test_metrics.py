@@ -316,6 +316,26 @@ def test_scorer_is_picklable_and_has_a_repr():
         repr(scorer)
         == "make_forecast_scorer(smape, greater_is_better=False, multioutput=[0.5, 0.5])"
     )
+    # a training series is shown by its shape: its whole repr filled a notebook cell
+    y = pd.Series(np.arange(100.0), name="sales")
+    shown = repr(make_forecast_scorer("mase", m=12, y_train=y))
+    assert shown == (
+        "make_forecast_scorer(mase, greater_is_better=False, m=12, "
+        "y_train=<Series 'sales' of shape (100,)>)"
+    )
+
+
+def test_metrics_stay_finite_where_the_answer_is_finite():
+    # squares of 1e200 overflowed to inf, of 1e-200 underflowed to 0
+    assert rmse([1e200], [0.0]) == 1e200
+    assert rmse([1e-200], [0.0]) == 1e-200
+    assert rmse([[3.0, 1e-200], [4.0, 0.0]], [[0.0, 0.0], [0.0, 0.0]],
+                multioutput="raw_values") == pytest.approx([np.sqrt(12.5), 1e-200 / np.sqrt(2)])
+    # beyond 1e300 differences and sums overflow: mae was inf, smape NaN; refused, as by fit
+    for metric in (mae, rmse, smape, mape):
+        with pytest.raises(ValueError, match=r"magnitude up to 1.7e\+308, beyond 1e\+300"):
+            metric([1.7e308], [-1.7e308])
+    assert mae([1e300], [-1e300]) == 2e300
 
 
 def test_make_forecast_scorer_rejects_bad_metrics():

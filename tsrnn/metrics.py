@@ -42,6 +42,8 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
+from tsrnn._data import MAX_MAGNITUDE, unit_scale
+
 __all__ = ["mae", "make_forecast_scorer", "mape", "mase", "mase_scale", "rmse", "smape"]
 
 _MULTIOUTPUT_STRINGS = ("raw_values", "uniform_average")
@@ -104,6 +106,16 @@ def _to_2d(y, name):
                 else "the error is undefined there: drop or fill those rows in both y_true "
                 "and y_pred before scoring."
             )
+        )
+    top = float(np.abs(values).max())
+    if top > MAX_MAGNITUDE:
+        # finite, but differences and sums of them overflow: mae, smape and mase came back
+        # inf or NaN
+        raise ValueError(
+            f"{name} has values of magnitude up to {top:.3g}, beyond {MAX_MAGNITUDE:g}: "
+            "float64 arithmetic on them overflows. Score the data rescaled (every input "
+            "divided by one factor, e.g. 1e300): scale-free metrics (mape, smape, mase) are "
+            "unchanged by it; multiply mae and rmse back."
         )
     return values
 
@@ -276,7 +288,11 @@ def rmse(y_true, y_pred, *, multioutput="uniform_average"):
     """
     true, pred = _check_pair(y_true, y_pred)
     multioutput = _check_multioutput(multioutput, true.shape[1])
-    return _as_result(root_mean_squared_error(true, pred, multioutput=multioutput))
+    # in units of a power of two per column (exact): squares of 1e200 overflowed (inf) and of
+    # 1e-200 underflowed (0)
+    unit = unit_scale(np.vstack([true, pred]))
+    per_column = root_mean_squared_error(true / unit, pred / unit, multioutput="raw_values")
+    return _as_result(_aggregate(per_column * unit, multioutput))
 
 
 def mape(y_true, y_pred, *, multioutput="uniform_average"):
@@ -600,8 +616,17 @@ class _ForecastScorer:
     def __repr__(self):
         name = getattr(self._metric, "__name__", repr(self._metric))
         args = [name, f"greater_is_better={self._sign > 0}"]
-        args += [f"{key}={value!r}" for key, value in self._kwargs.items()]
+        args += [f"{key}={_short_repr(value)}" for key, value in self._kwargs.items()]
         return f"make_forecast_scorer({', '.join(args)})"
+
+
+def _short_repr(value):
+    """A scorer's argument as its repr, but a training series (``y_train``) by its type and
+    shape: its full repr filled a notebook cell, and every printed search that holds it."""
+    if isinstance(value, (np.ndarray, pd.Series, pd.DataFrame)) and value.size > 4:
+        name = f" {value.name!r}" if isinstance(value, pd.Series) and value.name is not None else ""
+        return f"<{type(value).__name__}{name} of shape {value.shape}>"
+    return repr(value)
 
 
 _SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
