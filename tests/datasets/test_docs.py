@@ -31,3 +31,19 @@ def test_public_functions_have_numpydoc_sections(name):
         sections.append("Parameters")
     for section in sections:
         assert f"\n{section}\n{'-' * len(section)}\n" in doc, f"{name} lacks '{section}'"
+
+
+def test_every_bundled_file_has_its_terms_in_license():
+    """The package's licence expression covers the data it ships: each file in
+    ``tsrnn/datasets/data`` must be named, with its terms, in LICENSE."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "LICENSE").read_text()
+    data = Path(tsrnn.datasets.__file__).parent / "data"
+    files = sorted(p.name for p in data.iterdir() if not p.name.startswith("."))
+    assert files, data
+    assert [f for f in files if f not in text] == []
+    pyproject = (root / "pyproject.toml").read_text()
+    expression = text.split("therefore reads\n")[1].split(".\n")[0].replace("\n", " ")
+    assert f'license = "{expression}"' in pyproject
