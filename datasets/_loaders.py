@@ -242,10 +242,11 @@ def load_tourism_nights() -> pd.Series:
     -----
     A ``MultiIndex`` level cannot carry a ``freq``: the frequency is quarterly, quarter start
     (``'QS-JAN'``); ``y.loc[region].asfreq("QS")`` gives one region with its ``freq`` set, and
-    ``y.unstack("region")`` the wide table of the source. The region codes are a
-    state prefix (NSW, QLD, SAU, VIC, WAU, OTH = other states and territories) and an area:
-    Metro, NthCo / SthCo / WstCo / EstCo (coasts), Cntrl, Coast, Inner, NthIn / SthIn (inland),
-    NoMet (non-metropolitan). Source and licence in ``datasets/README.md``.
+    ``y.unstack("region")`` the wide table (regions in sorted order, not the file's). The
+    region codes are a state prefix (NSW, QLD, SAU, VIC, WAU, OTH = other states and
+    territories) and an area: Metro, NthCo / SthCo / WstCo / EstCo (coasts), Cntrl, Coast,
+    Inner, NthIn / SthIn (inland), NoMet (non-metropolitan). Source and licence in
+    ``datasets/README.md``.
 
     Examples
     --------
