@@ -1414,6 +1414,27 @@ def test_a_constant_series_is_forecast_constant(level):
     np.testing.assert_array_equal(forecast.to_numpy(), np.full(120, level))
 
 
+@pytest.mark.parametrize("scaler", ["standard", "robust", None])
+def test_a_series_constant_but_for_round_off_is_forecast_constant(scaler):
+    """0.3 with an occasional 0.1 + 0.2 (0.30000000000000004), or 100 with one value 1 ulp
+    above: scikit-learn takes the spread for none and scales by 1, so the network read zeros
+    and drifted (0.42, 0.55, 0.69, ...; 132, 165, 200, ...)."""
+    index = pd.date_range("2020-01", periods=40, freq="MS")
+    a = np.full(40, 0.3)
+    a[::7] = 0.1 + 0.2
+    b = np.full(40, 100.0)
+    b[5] = np.nextafter(100.0, 200.0)
+    for values in (a, b):
+        model = RNNForecaster(**TINY, scaler=scaler).fit(pd.Series(values, index=index))
+        forecast = model.predict(24).to_numpy()
+        # (unscaled, the float32 model carries the level in float32: 0.30000001)
+        tol = 1e-7 if scaler is None else 0.0
+        np.testing.assert_allclose(forecast, np.full(24, values[-1]), rtol=tol, atol=0)
+    # a real spread at that level is scaled and learned as before: 1e-9 of 1e9 is 1
+    small = pd.Series(1e9 + np.sin(np.arange(40.0)), index=index)
+    assert not RNNForecaster(**TINY, scaler=scaler).fit(small)._constant_.any()
+
+
 def test_a_constant_column_beside_a_varying_one():
     index = pd.date_range("2000-01", periods=60, freq="MS")
     y = pd.DataFrame({"flat": np.full(60, 3.0), "sales": seasonal(60).to_numpy()}, index=index)
