@@ -82,7 +82,14 @@ Every backend's public functions check the arguments a caller builds first
 ``train_head``'s ``grads_out``), raising ``ValueError`` or ``TypeError`` with the layers'
 messages before any work: the Numba and Triton kernels index without bounds checks, and a
 wrong shape read or wrote past an array's end. ``saved`` is not checked: it must be what the
-same backend's forward returned for the same arguments.
+same backend's forward returned for the same arguments. Tensors of a dtype or on a device the
+backend cannot run (float16 on Numba, CPU tensors on Triton outside its interpreter) raise
+``BackendUnavailableError``, as ``resolve_backend`` does.
+
+The functions are the raw steps, not autograd operations: the Numba and Triton ones return
+tensors that record no graph (``requires_grad=False`` whatever the inputs), while the
+reference's, plain PyTorch, do. For gradients by autograd, call ``tsrnn.nn.recurrence`` (or
+the layers), which wires each backend's backward in.
 
 This package imports neither pandas, scikit-learn nor ``torch.nn``.
 """

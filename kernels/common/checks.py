@@ -225,6 +225,29 @@ def _zero_grads(cell, args):
     return (grad_out, grad_hn, grad_cn, *rest)
 
 
+# the compiled backends' modules (the references run wherever torch does)
+_BACKEND_OF = {"numba_cpu": "numba", "triton_gpu": "triton"}
+_RUNS_ON = {
+    "numba": ("cpu", (torch.float32, torch.float64)),
+    "triton": ("cuda", (torch.float32, torch.bfloat16, torch.float64)),
+}
+
+
+def _check_backend(where, backend, device, dtype):
+    """The layers' error where the tensors are of a dtype or on a device the backend cannot
+    run: Numba failed deep in its type system on float16 ("NotImplementedError: float16"),
+    Triton on CPU tensors said "0 active drivers"."""
+    home, dtypes = _RUNS_ON[backend]
+    if device.type == home and dtype in dtypes:
+        return
+    from tsrnn.kernels.common.registry import BackendUnavailableError, resolve_backend
+
+    try:
+        resolve_backend(backend, device, dtype)  # (Triton's interpreter runs on the CPU)
+    except BackendUnavailableError as exc:
+        raise BackendUnavailableError(f"{where}: {exc}") from None
+
+
 def checked(cell: str, kind: str):
     """Wrap a backend's ``kind`` function (the names of ``tsrnn.kernels``' calling
     convention) with the checks of its arguments."""
@@ -295,6 +318,8 @@ def checked(cell: str, kind: str):
             for name, p in signature.parameters.items()
             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
         ]
+        backend = _BACKEND_OF.get(fn.__module__.rsplit(".", 1)[-1])
+        at_h0 = positional.index("h0")
 
         @functools.wraps(fn)
         def inner(*args, **kwargs):
@@ -313,6 +338,9 @@ def checked(cell: str, kind: str):
                         f"{cell.upper()}'s gates are fixed. Leave it out."
                     )
             check(*args, **kwargs)
+            if backend is not None:
+                h0 = args[at_h0] if len(args) > at_h0 else kwargs["h0"]
+                _check_backend(where, backend, h0.device, h0.dtype)
             if backward and None in args[:3]:
                 args = _zero_grads(cell, args)
             return fn(*args, **kwargs)

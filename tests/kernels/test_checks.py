@@ -11,6 +11,7 @@ layers give.
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 
@@ -176,3 +177,43 @@ def test_train_head_checks_the_gradients_it_adds_into():
     wrong = [torch.zeros(2, 2, dtype=torch.float64)] * 6  # wrote past them: a segfault
     with pytest.raises(ValueError, match="grads_out must be six arrays"):
         kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=wrong)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+def test_numba_refuses_dtypes_it_cannot_run_as_resolve_backend_does(dtype):
+    """float16 failed deep in Numba's type system ("NotImplementedError: float16"), bfloat16
+    as "Got unsupported ScalarType BFloat16"; the reference runs them."""
+    from tsrnn.kernels import BackendUnavailableError
+
+    gx, w, b, h0, _ = _args("gru", dtype=dtype)
+    with pytest.raises(BackendUnavailableError, match=r"numba_cpu.forward: backend='numba' "
+                       rf"supports float32 and float64, got {str(dtype)[6:]}"):
+        get_kernel("gru", "numba").forward(gx, w, b, h0)
+    out, hn, _, _ = get_kernel("gru", "torch").forward(gx, w, b, h0)
+    assert out.dtype == dtype
+    with pytest.raises(BackendUnavailableError, match=r"numba_cpu\.backward"):
+        get_kernel("gru", "numba").backward(out, hn, None, gx, w, b, h0, None, out, ())
+
+
+def test_triton_on_cpu_tensors_outside_the_interpreter_names_the_fix():
+    """Without TRITON_INTERPRET the kernels failed at launch with "0 active drivers ([]).
+    There should only be one." (run in a subprocess without it: tests set it)."""
+    pytest.importorskip("triton", reason="the Triton backend needs the triton package")
+    if torch.cuda.is_available():
+        pytest.skip("on a CUDA machine Triton has a driver: CPU tensors are what this checks")
+    code = (
+        "import torch; from tsrnn.kernels import get_kernel\n"
+        "k = get_kernel('gru', 'triton')\n"
+        "try:\n"
+        "    k.forward(torch.randn(3, 2, 12), torch.randn(12, 4), torch.randn(12),\n"
+        "              torch.randn(2, 4))\n"
+        "except ValueError as e:\n"
+        "    print('refused:', type(e).__name__, e)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "refused: BackendUnavailableError gru.triton_gpu.forward: backend='triton' runs on " \
+        "CUDA tensors" in done.stdout
+    assert "TRITON_INTERPRET=1" in done.stdout
