@@ -832,3 +832,29 @@ def test_missing_time_stamps_are_named_not_called_unsorted():
     )
     with pytest.raises(ValueError, match=r"series 'b'\) has 1 missing.*get_level_values\(1\)"):
         RNNForecaster(hidden_size=4, max_epochs=1).fit(panel)
+
+
+def test_masked_arrays_with_masked_values_are_refused_everywhere():
+    """np.asarray and pandas read the values under a mask (netCDF's fill value 9.97e36):
+    fit forecast 3.9e35, update and score took them, all without a word."""
+    v = 50 + 10 * np.sin(np.arange(40) / 3)
+    m = np.ma.masked_array(v.copy())
+    m[10] = np.ma.masked
+    m.data[10] = 9.96921e36
+    fix = r"masked array with 1 masked value\(s\).*{}\.filled\(np\.nan\)"
+    with pytest.raises(ValueError, match=fix.format("y")):
+        RNNForecaster(**TINY).fit(m)
+    with pytest.raises(ValueError, match=fix.format("X")):
+        RNNForecaster(**TINY).fit(m.reshape(-1, 1), v)
+    model = RNNForecaster(**TINY).fit(v)
+    with pytest.raises(ValueError, match=fix.format("y_new")):
+        model.update(m[8:13])
+    with pytest.raises(ValueError, match=fix.format("X")):
+        model.score(m[8:13])
+    with_x = RNNForecaster(**TINY).fit(v.reshape(-1, 1), v)
+    with pytest.raises(ValueError, match=fix.format("X")):
+        with_x.predict(m[8:13].reshape(-1, 1))
+    # a masked array with nothing masked is its values
+    np.testing.assert_array_equal(
+        RNNForecaster(**TINY).fit(np.ma.masked_array(v)).predict(3), model.predict(3)
+    )

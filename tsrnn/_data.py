@@ -369,6 +369,24 @@ def refuse_pandas_collections(y, what: str) -> None:
         )
 
 
+def refuse_masked(values, what: str) -> None:
+    """A NumPy masked array with masked entries: every conversion (``np.asarray``, pandas)
+    reads the values under the mask, fill values such as netCDF's 9.97e36, and they were
+    fitted, forecast or scored without a word. Refused, naming the fix that makes them the
+    missing values they are."""
+    if not isinstance(values, np.ma.MaskedArray):
+        return
+    hidden = int(np.ma.count_masked(values))
+    if hidden:
+        name = _argument(what)
+        raise ValueError(
+            f"{what} is a masked array with {hidden} masked value(s): tsrnn would read the "
+            f"values under the mask. Make them missing values, {name}.filled(np.nan), then "
+            "fill or drop them (e.g. pd.Series(...).interpolate()); rows must be "
+            "consecutive time steps."
+        )
+
+
 def _argument(what: str) -> str:
     """The argument a message's ``what`` names ('y', 'X', 'X_new'), for the fix it suggests."""
     return what.split(" ")[0].rstrip(":")

@@ -56,6 +56,7 @@ from tsrnn._data import (
     paired_by_position,
     panel_blocks,
     panel_seasons,
+    refuse_masked,
     refuse_pandas_collections,
     revert_base,
     row_numbers,
@@ -775,6 +776,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         >>> model.predict(4).shape
         (4,)
         """
+        refuse_masked(X, "y" if y is None else "X")
+        refuse_masked(y, "y")
         prep = self._prepare(X, y)
         fitted = self._train(prep)
         summary = fitted.pop("_summary")
@@ -1326,6 +1329,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ['2010Q1', '2010Q2']
         """
         check_is_fitted(self)
+        refuse_masked(X, "X")
         # the one parameter a fitted model reads (set_params after fit): checked as fit does
         validate_parameter_constraints(
             {"n_threads": self._parameter_constraints["n_threads"]},
@@ -1796,6 +1800,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "score takes no sample_weight: MASE weighs every forecast step alike. Drop "
                 "sample_weight (or score with a metric of tsrnn.metrics on a subset of rows)."
             )
+        refuse_masked(X, "X")
+        refuse_masked(y, "y")
         refuse_pandas_collections(X, "X")
         if y is not None:
             refuse_pandas_collections(y, "y")
@@ -1939,6 +1945,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         '2005-01'
         """
         check_is_fitted(self)
+        refuse_masked(X, "y_new" if y is None else "X_new")
+        refuse_masked(y, "y_new")
         layout = self._layout_
         if layout["covariates"]:
             if y is None or X is None:
