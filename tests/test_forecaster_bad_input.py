@@ -274,6 +274,14 @@ def test_complex_target_is_refused_not_cut_to_its_real_part(no_training):
             RNNForecaster(**TINY).fit(y)
 
 
+def test_complex_truths_to_score_are_refused_not_cut_to_their_real_part():
+    # a complex Series was scored by its real part, with only numpy's ComplexWarning
+    model = RNNForecaster(**TINY).fit(Y[:40])
+    for truth in (Y[40:] + 1000j, (Y[40:] + 1000j).to_frame(), (Y[40:] + 1000j).to_numpy()):
+        with pytest.raises((ValueError, TypeError), match="complex"):
+            model.score(truth)
+
+
 def test_direct_horizon_too_long(no_training):
     with pytest.raises(ValueError, match="too short"):
         RNNForecaster(strategy="direct", horizon=40, window=8, **TINY).fit(Y)

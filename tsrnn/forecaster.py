@@ -2205,6 +2205,11 @@ def _to_2d(values, what) -> np.ndarray:
                 f"{what} has dtype {dtype}: score needs numeric true values. Convert them "
                 "first (pd.to_numeric for numbers written as text)."
             )
+        if pd.api.types.is_complex_dtype(dtype):  # to_numpy(float) dropped the imaginary part
+            raise ValueError(
+                f"{what} contains complex numbers (dtype {dtype}). Complex data not supported: "
+                "pass real values, as to fit."
+            )
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         arr = np.asarray(values)
