@@ -2,6 +2,7 @@
 before any training, leaving a fitted estimator as it was."""
 
 import re
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -866,3 +867,13 @@ def test_masked_arrays_with_masked_values_are_refused_everywhere():
     np.testing.assert_array_equal(
         RNNForecaster(**TINY).fit(np.ma.masked_array(v)).predict(3), model.predict(3)
     )
+
+
+def test_dropout_with_one_layer_warns_that_it_does_nothing():
+    # torch.nn.GRU warns; the estimator built its one layer with dropout 0, silently
+    with pytest.warns(UserWarning, match=r"dropout=0\.5 .*num_layers=1 it has no effect"):
+        one = RNNForecaster(**TINY, dropout=0.5).fit(Y)
+    np.testing.assert_array_equal(one.predict(3), RNNForecaster(**TINY).fit(Y).predict(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        RNNForecaster(**TINY, dropout=0.5, num_layers=2).fit(Y)

@@ -517,7 +517,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     num_layers : int, default=1
         Stacked recurrent layers.
     dropout : float, default=0.0
-        Dropout between stacked layers, as in :class:`torch.nn.GRU` (no effect with one layer).
+        Dropout between stacked layers, as in :class:`torch.nn.GRU`: no effect with one
+        layer, where ``fit`` warns (``UserWarning``), as torch.nn does.
     window : int or 'auto', default='auto'
         Length of the training subsequences, and the context read when forecasting.
         ``'auto'``: two seasonal periods of the data's frequency (12 for monthly data, 4
@@ -779,6 +780,16 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         refuse_masked(X, "y" if y is None else "X")
         refuse_masked(y, "y")
         prep = self._prepare(X, y)
+        if self.dropout > 0 and self.num_layers == 1:
+            # torch.nn.GRU warns of this; the network is built with dropout 0 at one layer,
+            # so its warning never showed (a search over dropout found ties and no reason)
+            warnings.warn(
+                f"dropout={self.dropout!r} acts between stacked recurrent layers, so with "
+                "num_layers=1 it has no effect (torch.nn's layers warn likewise). Set "
+                "num_layers to 2 or more, or leave dropout at 0.",
+                UserWarning,
+                stacklevel=2,
+            )
         fitted = self._train(prep)
         summary = fitted.pop("_summary")
         for name, value in {**prep["attrs"], **fitted}.items():
