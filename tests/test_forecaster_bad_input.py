@@ -877,3 +877,11 @@ def test_dropout_with_one_layer_warns_that_it_does_nothing():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         RNNForecaster(**TINY, dropout=0.5, num_layers=2).fit(Y)
+
+
+def test_scoring_dated_training_rows_says_score_takes_the_rows_after():
+    # the message said "predict forecasts the future only" to a call of score
+    model = RNNForecaster(**TINY).fit(Y)
+    for truth in (Y, Y[20:]):
+        with pytest.raises(ValueError, match=r"score's of its true values.*not in-sample"):
+            model.score(truth)

@@ -936,8 +936,9 @@ def steps_ahead(
             + (
                 "update takes new rows only: pass the rows after that end."
                 if _argument(what) == "y_new"
-                else "predict forecasts the future only: pass rows after the training end (or "
-                "a plain array, taken as continuing it)."
+                else "Forecasts (predict's, and score's of its true values) are of the steps "
+                "after that end only, not in-sample: pass rows after the training end (or a "
+                "plain array, taken as continuing it)."
             )
         )
     return steps
