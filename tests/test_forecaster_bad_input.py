@@ -885,3 +885,9 @@ def test_scoring_dated_training_rows_says_score_takes_the_rows_after():
     for truth in (Y, Y[20:]):
         with pytest.raises(ValueError, match=r"score's of its true values.*not in-sample"):
             model.score(truth)
+
+
+def test_a_row_vector_is_told_rows_are_time_steps():
+    # "y is too short: it has 1 time step", without a word on the layout
+    with pytest.raises(ValueError, match=r"one row of 48 columns: rows are time steps.*ravel"):
+        RNNForecaster(**TINY).fit(Y.to_numpy().reshape(1, -1))

@@ -1088,10 +1088,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         fixes.append("early_stopping=False" if valid and n >= window + H else None)
         fixes = [f for f in fixes if f is not None]
         fix = ", ".join(fixes[:-1]) + (" or " if len(fixes) > 1 else "") + fixes[-1]
+        # one row of many columns: most likely one series laid out as a row vector
+        row = data.ids is None and n == 1 and data.n_columns > 1
         raise ValueError(
             f"{which} is too short: it has {n} time step{'s' if n != 1 else ''} ({n} "
             f"sample{'s' if n != 1 else ''}), but {wname}{window} and a step of {H} need at "
             f"least {window + H}{valid}{f', i.e. {int(need[k])}' if valid else ''}. Use {fix}."
+            + (
+                f" It is one row of {data.n_columns} columns: rows are time steps, columns "
+                "variables. For one series of that many steps pass a column, y.ravel() "
+                "(or y.T for a DataFrame)."
+                if row
+                else ""
+            )
         )
 
     def _train(self, prep) -> dict:
