@@ -574,10 +574,14 @@ print("ok")
 
 
 def test_a_dtype_the_kernels_do_not_take_is_named():
-    """The exported kernels raised a bare KeyError(torch.float16)."""
+    """The exported kernels raised a bare KeyError(torch.float16); now the entry checks name
+    it as resolve_backend does (BackendUnavailableError, as for float16 on Numba)."""
+    from tsrnn.kernels import BackendUnavailableError
+
     kernel, _ = _modules("gru")
     gx, w, b, h0, _ = _inputs("gru", 2, 1, 4, torch.float32)
-    with pytest.raises(TypeError, match=r"float32, bfloat16 or float64 tensors, got torch.float16"):
+    with pytest.raises(BackendUnavailableError,
+                       match=r"supports float32, bfloat16, float64, got float16"):
         kernel.forward(gx.half(), w.half(), b.half(), h0.half(), None)
 
 
