@@ -430,6 +430,19 @@ def _freq_value(offset):
     return text if same else offset
 
 
+def inferred_freq(index: pd.Index) -> str | None:
+    """``pd.infer_freq`` as an alias string (None where there is none, or fewer than 3
+    stamps). pandas 3 warns (``Pandas4Warning``, a ``DeprecationWarning``) on every call
+    that it will return an offset instead; both are taken, and the warning, which reached
+    users from ``DatetimeIndex.inferred_freq``, is not shown."""
+    if len(index) < 3:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        freq = pd.infer_freq(index)
+    return getattr(freq, "freqstr", freq)
+
+
 def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid_of=""):
     """The frequency of a datetime/period index that must be regular (see :func:`_freq_value`).
 
@@ -467,11 +480,7 @@ def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid
             f"{what} has {len(index)} time stamp(s) and no frequency set: at least 3 are "
             f"needed to infer one. {fix}"
         )
-    with warnings.catch_warnings():
-        # pandas 3 warns that infer_freq will return an offset; both are handled below
-        warnings.simplefilter("ignore", DeprecationWarning)
-        freq = pd.infer_freq(index)
-    freq = getattr(freq, "freqstr", freq)
+    freq = inferred_freq(index)
     months = months_on_one_day(index) if freq is None else 0
     if months:
         name = _argument(what)
@@ -584,11 +593,8 @@ def _local_freq(index: pd.DatetimeIndex) -> str | None:
     irregular index most likely lost stamps from (for the message's suggested fix)."""
     for part in (index[:4], index[-4:], index[:3], index[-3:]):
         if len(part) >= 3:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                freq = pd.infer_freq(part)
+            freq = inferred_freq(part)
             if freq is not None:
-                freq = getattr(freq, "freqstr", freq)
                 if freq == "D" and _weekdays_only(index):
                     return "B"  # a few weekdays read as 'D'; weekends filled would be wrong
                 return freq
@@ -838,7 +844,7 @@ def paired_by_position(covs_index, target_index) -> bool:
         return False
     # beside yearly data, numbers of four digits are years, not row numbers: 1991-2000 beside
     # 2001-2010 are other years, refused as a different index
-    freq = getattr(target_index, "freqstr", None) or target_index.inferred_freq or ""
+    freq = getattr(target_index, "freqstr", None) or inferred_freq(target_index) or ""
     yearly = freq.upper().startswith(("Y", "A", "BY", "BA"))
     values = np.asarray(covs_index)
     return not (yearly and len(values) and values.min() >= 1000 and values.max() <= 9999)
