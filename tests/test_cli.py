@@ -149,6 +149,17 @@ def test_non_numeric_target(series_csv, capsys):
     assert "'region' is not numeric" in err
 
 
+def test_a_file_of_ids_and_stamps_alone_is_told_it_has_no_values(tmp_path, capsys):
+    # "no numeric column to forecast (columns: []); name the target with --target"
+    path = tmp_path / "keys.csv"
+    path.write_text("id,time\n" + "".join(
+        f"{k},2000-0{m}-01\n" for k in "ab" for m in (1, 2, 3)
+    ))
+    err = _fails(["forecast", str(path), "--id-col", "id", "-H", "2"], capsys)
+    assert "no column besides its time column and its series id column 'id'" in err
+    assert "--target" not in err
+
+
 def test_unknown_time_column(series_csv, capsys):
     err = _fails(["forecast", series_csv, "--time-col", "date", "-H", "3"], capsys)
     assert "no column 'date'" in err

@@ -1620,6 +1620,16 @@ def _choose_targets(frame, covariates, args):
         ]
         # printed even with -q (which hides the summary only): the forecast lacks these columns
         _note_skipped(frame, skipped, flags, empty)
+        if not targets and not len(frame.columns):
+            # (--target could name nothing: it was told columns [] and to name one)
+            used = " and ".join(
+                ([] if args.no_time_col else ["its time column"])
+                + ([f"its series id column {args.id_col!r}"] if args.id_col else [])
+            )
+            raise _InputError(
+                f"the file has no column besides {used}: there are no values to forecast; "
+                "add a column of the series' values"
+            )
         if not targets:
             raise _InputError(
                 f"no numeric column to forecast (columns: {list(frame.columns)}); name the "
