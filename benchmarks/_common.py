@@ -76,3 +76,40 @@ def write_json(name: str, payload: dict, partial: bool = False) -> Path:
     path = RESULTS / f"{name}.partial.json" if partial else RESULTS / f"{name}.json"
     path.write_text(json.dumps(payload, indent=2, default=str) + "\n")
     return path
+
+
+def _busy_cpu_seconds() -> float | None:
+    """CPU seconds every process on the machine has run since boot (``/proc/stat``: user,
+    nice, system, irq, softirq, steal), or None where there is no ``/proc/stat``."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(v) for v in fields[1:9])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+class OthersLoad:
+    """How many cores other processes kept busy while the ``with`` block ran: the machine's
+    busy CPU time over the block (``/proc/stat``) less this process's own (every thread's),
+    divided by the block's wall time. A timing taken beside another process's work is not
+    the code's: torch's OpenMP threads spin-wait for a core the other process holds, and the
+    plain loop's fit took 43-220 s instead of 3.6 s (tsrnn's 0.6 s hardly moved), which
+    printed as a 353x "speed-up". ``cores`` is None where ``/proc/stat`` is missing."""
+
+    def __enter__(self):
+        self._busy, self._own = _busy_cpu_seconds(), time.process_time()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        wall = time.perf_counter() - self._wall
+        busy = _busy_cpu_seconds()
+        own = time.process_time() - self._own
+        self.cores = (
+            None
+            if busy is None or self._busy is None or wall <= 0
+            else max(0.0, (busy - self._busy - own) / wall)
+        )
+        return False

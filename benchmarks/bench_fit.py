@@ -34,12 +34,14 @@ from sklearn.preprocessing import StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine_header, print_header, table, write_json
+from _common import OthersLoad, machine_header, print_header, table, write_json
 
 from tsrnn import RNNForecaster
 from tsrnn.datasets import load_electricity_demand, make_sine_mixture
 
 THREADS = 2
+# a pair during which other processes kept more cores busy than this is flagged as unreliable
+BUSY_CORES = 0.2
 # Both series are seasonal (daily): the forecaster's network corrects the seasonal base, reads
 # it as an input next to the window, and gets input noise of 2 times the sd of the series'
 # one-step changes (see docs/api-notes.md); the plain loop does the same work. The base is the
@@ -239,19 +241,33 @@ def main(argv=None):
     import tsrnn
 
     tsrnn.warmup(cells=["gru"], dtypes=["float32"])
-    rows = []
+    rows, warnings_ = [], []
     for name in args.cases:
-        fit_tsrnn(name)  # warm caches (dataset files, kernels) before timing either side
+        # warm caches (dataset files, kernels, torch's first autograd pass) on both sides
+        # before timing either
+        fit_tsrnn(name)
+        fit_plain(name, n_rows=400)
         pairs = 1 if args.quick else 5
-        t_ours, t_plain, l_ours, l_plain = [], [], [], []
-        for _ in range(pairs):
-            s, loss = fit_plain(name)
-            t_plain.append(s)
-            l_plain.append(loss)
-            s, loss = fit_tsrnn(name)
-            t_ours.append(s)
-            l_ours.append(loss)
+        t_ours, t_plain, l_ours, l_plain, others = [], [], [], [], []
+        for i in range(pairs):
+            # the sides take turns going first (plain, tsrnn; tsrnn, plain; ...)
+            order = (fit_plain, fit_tsrnn) if i % 2 == 0 else (fit_tsrnn, fit_plain)
+            with OthersLoad() as load:
+                got = {fit: fit(name) for fit in order}
+            others.append(load.cores)
+            t_plain.append(got[fit_plain][0])
+            l_plain.append(got[fit_plain][1])
+            t_ours.append(got[fit_tsrnn][0])
+            l_ours.append(got[fit_tsrnn][1])
         ratios = [a / b for a, b in zip(t_plain, t_ours)]
+        busy = [i + 1 for i, c in enumerate(others) if c is not None and c > BUSY_CORES]
+        if busy:
+            warnings_.append(
+                f"# WARNING {name}: other processes kept up to {max(others):.1f} core(s) busy "
+                f"during pair(s) {busy}: those times are not the code's (torch's threads "
+                "spin-wait for a core another process holds). Rerun on an idle machine."
+            )
+            print(warnings_[-1], file=sys.stderr)
         rows.append(
             dict(
                 case=name,
@@ -264,6 +280,9 @@ def main(argv=None):
                 speedup_range=f"{min(ratios):.2f}-{max(ratios):.2f}",
                 plain_pairs_s=t_plain,
                 tsrnn_pairs_s=t_ours,
+                # cores other processes kept busy during each pair (None: no /proc/stat)
+                others_cores=others,
+                busy_pairs=busy,
                 plain_loss=l_plain[-1],
                 tsrnn_loss=l_ours[-1],
                 plain_peak_mb=peak_memory_mb("plain", name),
@@ -298,6 +317,8 @@ def main(argv=None):
         f"# predict(24) of a default model on air_passengers: {predict_s * 1e3:.2f} ms "
         f"({predict_s / 24 * 1e6:.0f} us per step)"
     )
+    for line in warnings_:
+        print(line)
     partial = args.quick or set(args.cases) != set(CASES)
     path = write_json(
         "fit", {"machine": info, "rows": rows, "predict_24_s": predict_s}, partial=partial

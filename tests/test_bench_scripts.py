@@ -2,6 +2,7 @@
 mislabelled full table, before any work (``benchmarks/README.md``: a partial run never
 writes the full run's file)."""
 
+import json
 import sys
 from pathlib import Path
 
@@ -48,3 +49,52 @@ def test_bench_layers_refuses_settings_that_mislabel_its_table(capsys, monkeypat
     assert "names a cell twice" in refused(["--cells", "rnn", "rnn"])
     if not bench_layers.torch.cuda.is_available():
         assert "needs a CUDA GPU" in refused(["--device", "cuda"])
+
+
+def test_bench_fit_flags_pairs_timed_beside_other_work(capsys, monkeypatch):
+    """A busy machine inflated the ratio in tsrnn's favour (torch's threads spin-wait for a
+    core another process holds: the plain fit took 43-220 s instead of 3.6 s) and printed
+    353x as an ordinary table. The machine's busy CPU time is faked here: the first pair
+    beside a process keeping one core busy, the second alone."""
+    import _common
+    import bench_fit
+
+    def fit(seconds):
+        def run(name, seed=0, n_rows=None):
+            clock["wall"] += seconds
+            clock["own"] += seconds  # this process: one core for the fit's wall time
+            clock["busy"] += seconds * (1 + others[0])
+            return seconds, 0.1
+
+        return run
+
+    clock = {"wall": 0.0, "own": 0.0, "busy": 0.0}
+    others = [1.0]
+    monkeypatch.setattr(_common.time, "perf_counter", lambda: clock["wall"])
+    monkeypatch.setattr(_common.time, "process_time", lambda: clock["own"])
+    monkeypatch.setattr(_common, "_busy_cpu_seconds", lambda: clock["busy"])
+    monkeypatch.setattr(bench_fit, "fit_plain", fit(3.0))
+    monkeypatch.setattr(bench_fit, "fit_tsrnn", fit(0.5))
+    monkeypatch.setattr(bench_fit, "peak_memory_mb", lambda side, name: 0.0)
+    monkeypatch.setattr(bench_fit, "bench_predict", lambda repeat: 1e-3)
+    monkeypatch.setattr(bench_fit, "write_json", lambda *a, **k: "results/fit.partial.json")
+    monkeypatch.setattr(bench_fit, "setup_threads", lambda: None)  # the test process's
+    monkeypatch.setattr("tsrnn.warmup", lambda **kwargs: None)
+
+    with monkeypatch.context() as m:
+        real = _common.OthersLoad.__exit__
+
+        def exit_then_idle(self, *exc):
+            out = real(self, *exc)
+            others[0] = 0.0  # the other process ends after the first pair
+            return out
+
+        m.setattr(_common.OthersLoad, "__exit__", exit_then_idle)
+        rows = json.loads(bench_fit.main(["--cases", "electricity"]))
+    row = rows[0]
+    assert row["others_cores"][0] == pytest.approx(1.0)
+    assert all(c == pytest.approx(0.0) for c in row["others_cores"][1:])
+    assert row["busy_pairs"] == [1]
+    out = capsys.readouterr().out
+    assert "WARNING electricity: other processes kept up to 1.0 core(s) busy during pair(s) [1]" \
+        in out
