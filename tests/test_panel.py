@@ -849,3 +849,56 @@ def test_predict_rows_of_every_series_at_once_equal_the_series_by_series_plan(mo
     assert fast[2] == slow[2]
     # each series' rows forecast from its own end: the continuing rows are predict(4)'s
     pd.testing.assert_series_equal(fast[0], model.predict(4).set_axis(test.index))
+
+
+def test_weight_trials_forecast_each_series_only_about_as_far_as_it_needs(monkeypatch):
+    """One batch forecast every series as far as the longest validation part: a panel of 1,000
+    series of 60 rows beside one of 20,000 forecast all 1,001 for 2,000 steps, five times
+    (41 s of a 43 s fit). Series are now grouped by their validation rows (within a factor of
+    two), and the five weights run side by side in one forecast per group."""
+    from tsrnn import _training
+
+    calls = []
+    real = _training.forecast
+
+    def recording(net, y_tail, x_tail, x_future, n_steps, *args, **kwargs):
+        calls.append((len(y_tail), n_steps))
+        return real(net, y_tail, x_tail, x_future, n_steps, *args, **kwargs)
+
+    monkeypatch.setattr(_training, "forecast", recording)
+    rng = np.random.default_rng(0)
+    parts = {f"s{i}": rng.normal(size=60).cumsum() for i in range(30)}
+    parts["long"] = rng.normal(size=3000).cumsum()
+    y = pd.concat(
+        {k: pd.Series(v, index=pd.date_range("2000-01-01", periods=len(v), freq="D"))
+         for k, v in parts.items()},
+        names=["id", "time"],
+    )
+    model = RNNForecaster(hidden_size=4, max_epochs=1, window=14, random_state=0,
+                          n_threads=1).fit(y)
+    n_w = len(_training.WEIGHTS)
+    n_valid = model._prepare(y, None)["problem"].plan.n_valid
+    short, long_ = int(n_valid[:-1].max()), int(n_valid[-1])
+    assert long_ > 20 * short
+    # two trials: the 30 short series (as far as they need), the long one alone
+    assert sorted(calls[:2]) == sorted([(30 * n_w, short), (n_w, long_)])
+
+
+def test_weights_whose_trial_forecasts_overflow_are_not_chosen(monkeypatch):
+    """nanmean skipped NaN forecasts: a network whose forecasts overflowed was judged on the
+    steps before, and kept."""
+    from tsrnn import _training
+
+    real = _training.forecast
+
+    def overflowing(net, *args, **kwargs):
+        out = real(net, *args, **kwargs)
+        weight = np.asarray(args[9])
+        out[weight > 0, 3:] = np.nan  # every trial with the network's outputs, from step 4
+        return out
+
+    y = pd.Series(np.sin(np.arange(600) / 4), index=pd.date_range("2000", periods=600, freq="D"))
+    settings = dict(hidden_size=4, max_epochs=5, random_state=0, n_threads=1)
+    assert RNNForecaster(**settings).fit(y)._weight_ > 0  # the network's outputs help here
+    monkeypatch.setattr(_training, "forecast", overflowing)
+    assert RNNForecaster(**settings).fit(y)._weight_ == 0.0
