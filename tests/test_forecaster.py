@@ -1751,3 +1751,26 @@ def test_a_forecast_step_equals_the_networks_own_forward(cell, nonlinearity, lay
     with torch.inference_mode(), workspace.reuse_buffers():
         for _ in range(2):  # the second call on the first call's pooled buffers
             torch.testing.assert_close(run(inputs), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_forecasts_that_overflow_are_said_to_at_predict():
+    """A relu network whose training ran off (fit warns, and keeps it) forecast
+    [1.3e108, 3.0e212, inf, nan, ...] without a word at predict, where a model loaded later
+    never shows the fit's warning."""
+    from tsrnn.exceptions import ConvergenceWarning
+
+    y = pd.Series(np.sin(np.arange(132) / 2) + 3, index=pd.date_range("2000", periods=132,
+                                                                        freq="MS"))
+    with pytest.warns(ConvergenceWarning, match="its loss did not overflow"):
+        model = RNNForecaster(
+            cell="rnn", nonlinearity="relu", learning_rate=1000.0, hidden_size=8,
+            max_epochs=20, random_state=0, dtype="float64", n_threads=1, num_layers=2,
+        ).fit(y)
+    with pytest.warns(ConvergenceWarning, match=r"NaN or infinite from step \d+ on"):
+        forecast = model.predict(24)
+    assert not np.isfinite(forecast).all()
+    # a finite forecast says nothing
+    fine = RNNForecaster(**TINY).fit(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fine.predict(24)

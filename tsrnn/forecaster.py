@@ -432,6 +432,30 @@ def _user_stacklevel() -> int:
     return level if frame is not None else 2
 
 
+def _warn_not_finite(values: list) -> None:
+    """Say where forecasts (one (steps, C) array per series) stop being finite: they came
+    back NaN or infinite without a word (a network whose training ran off, with its own
+    warning at fit only, or a 'relu' recursion that grows step after step)."""
+    first = [
+        int(np.argmax(~np.isfinite(v).all(axis=1)))
+        for v in values
+        if v.size and not np.isfinite(v).all()
+    ]
+    if not first:
+        return
+    from tsrnn.exceptions import ConvergenceWarning
+
+    where = f" in {len(first)} of {len(values)} series" if len(values) > 1 else ""
+    warnings.warn(
+        f"The forecasts are NaN or infinite from step {min(first) + 1} on{where}: the "
+        "network's outputs, fed back step after step, overflowed. Refit with a lower "
+        "learning_rate or gradient clipping (clip_norm), or with nonlinearity='tanh' (a "
+        "'relu' recursion can grow without bound); check the fit's warnings.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
+
+
 def _ran_off(history, best_epoch, initial_loss, initial_valid=None) -> str | None:
     """Which loss of the kept epoch is :data:`RUN_OFF` times its value at the initial weights
     or more: ``'training'`` (against :func:`tsrnn._training.initial_loss`), ``'validation'``,
@@ -1242,7 +1266,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             warnings.warn(
                 f"The {ran} loss rose from {first:.3g} (at the initial weights) to "
                 f"{kept:.3g} in epoch {result.best_epoch}, whose weights were "
-                "kept: training ran off without overflowing. " + advice,
+                "kept: training ran off, though its loss did not overflow (its forecasts "
+                "may). " + advice,
                 ConvergenceWarning,
                 stacklevel=4,
             )
@@ -1367,6 +1392,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if _training.is_interrupt(exc):  # Ctrl-C as a Numba kernel returned
                 raise KeyboardInterrupt from None
             raise
+        _warn_not_finite(values)
         return self._assemble(values, plan)
 
     def _plan_forecast(self, X) -> dict:
