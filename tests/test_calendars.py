@@ -172,3 +172,28 @@ def test_daily_stamps_through_a_skipped_midnight_get_a_fix_that_works():
         model.predict(7)
     local = RNNForecaster(**TINY).fit(wave(index).tz_localize(None))
     assert local.predict(7).index[-1] == pd.Timestamp("2024-09-12")
+
+
+def test_frequency_inference_in_threads_leaves_the_warning_filters_as_they_were():
+    """warnings.catch_warnings saves and restores the one filter list: threads inferring
+    frequencies at once left an "ignore DeprecationWarning" filter in place for good (the
+    rest of the process then hid them). tsrnn's own uses now take turns."""
+    import threading
+    import warnings
+
+    from tsrnn import _data
+
+    index = pd.date_range("2000", periods=60, freq="D")
+    before = list(warnings.filters)
+
+    def work():
+        for _ in range(1000):
+            _data.inferred_freq(index)
+            _data.as_offset("M")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert list(warnings.filters) == before

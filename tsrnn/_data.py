@@ -15,8 +15,10 @@ W window length, H steps emitted at once, B batch.
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import re
+import threading
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -113,6 +115,21 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
         )
     check_magnitude(arr, what, target=True)
     return arr
+
+
+# warnings.catch_warnings saves and restores the process's one filter list: two threads
+# inside it at once could leave one's "ignore" filter in place for good (Python < 3.14)
+_WARNINGS_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def quiet(category=Warning, message=""):
+    """Ignore warnings of ``category`` (and ``message``, a regex of their start) inside the
+    block: ``warnings.catch_warnings``, serialised across tsrnn's threads (fits in threads,
+    a search's threading backend)."""
+    with _WARNINGS_LOCK, warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=message, category=category)
+        yield
 
 
 MAX_MAGNITUDE = 1e300  # larger values overflow the arithmetic on them (differences, sums)
@@ -224,8 +241,7 @@ def _dates_as_text(column: pd.Series) -> bool:
     ):
         return False
     try:
-        with warnings.catch_warnings():  # pandas' "could not infer format" notes
-            warnings.simplefilter("ignore")
+        with quiet():  # pandas' "could not infer format" notes
             pd.to_datetime(sample)
     except (ValueError, TypeError, OverflowError):
         return False
@@ -437,8 +453,7 @@ def inferred_freq(index: pd.Index) -> str | None:
     users from ``DatetimeIndex.inferred_freq``, is not shown."""
     if len(index) < 3:
         return None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with quiet(DeprecationWarning):
         freq = pd.infer_freq(index)
     return getattr(freq, "freqstr", freq)
 
@@ -613,10 +628,9 @@ def _weekdays_only(index: pd.DatetimeIndex) -> bool:
 
 def as_offset(freq: str):
     """A pandas offset from a frequency string of a DatetimeIndex or a PeriodIndex ('M')."""
-    with warnings.catch_warnings():
-        # pandas 2.2-2.3 read a PeriodIndex's 'M', 'Q-DEC', 'Y-DEC' as month/quarter/year ends
-        # with a FutureWarning (they are the period strings, which the user did not write)
-        warnings.simplefilter("ignore", FutureWarning)
+    # pandas 2.2-2.3 read a PeriodIndex's 'M', 'Q-DEC', 'Y-DEC' as month/quarter/year ends
+    # with a FutureWarning (they are the period strings, which the user did not write)
+    with quiet(FutureWarning):
         try:
             return to_offset(freq)
         except ValueError:

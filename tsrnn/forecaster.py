@@ -56,6 +56,7 @@ from tsrnn._data import (
     paired_by_position,
     panel_blocks,
     panel_seasons,
+    quiet,
     refuse_masked,
     refuse_pandas_collections,
     revert_base,
@@ -1310,10 +1311,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     def _progress_bar(self):
         if not self.verbose:
             return None
-        with warnings.catch_warnings():
-            # in a notebook without ipywidgets tqdm.auto warns once, then uses its text bar,
-            # which works there: the warning is noise to someone who asked for a progress bar
-            warnings.filterwarnings("ignore", message="IProgress not found")
+        # in a notebook without ipywidgets tqdm.auto warns once, then uses its text bar,
+        # which works there: the warning is noise to someone who asked for a progress bar
+        with quiet(message="IProgress not found"):
             from tqdm.auto import tqdm
 
         bar = tqdm(
