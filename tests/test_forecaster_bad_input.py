@@ -891,3 +891,12 @@ def test_a_row_vector_is_told_rows_are_time_steps():
     # "y is too short: it has 1 time step", without a word on the layout
     with pytest.raises(ValueError, match=r"one row of 48 columns: rows are time steps.*ravel"):
         RNNForecaster(**TINY).fit(Y.to_numpy().reshape(1, -1))
+
+
+def test_a_horizon_beyond_what_memory_holds_names_h():
+    # predict(10**9): numpy's MemoryError for 7.45 GiB; 2**63 - 1: "zero-size array to
+    # reduction operation maximum which has no identity"
+    model = RNNForecaster(**TINY).fit(Y)
+    for h in (10**9, 2**63 - 1):
+        with pytest.raises(ValueError, match=rf"h={h} asks for .* forecast values"):
+            model.predict(h)

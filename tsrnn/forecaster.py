@@ -81,6 +81,8 @@ _SCORE_NEEDS_Y = (
     "This model was fitted with covariates: score(X, y) needs the future covariates X and the "
     "true values y."
 )
+# the most values one predict(h) makes: memory for them and their windows, and hours of steps
+_MAX_FORECAST_VALUES = 10**8
 _IN_SAMPLE_SCORE = (
     "The true values given to score are the data the model was fitted on, row for row: "
     "forecasts of the steps after them would be scored against them. In-sample scores are not "
@@ -1405,6 +1407,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if h < 1:
                 raise ValueError(
                     f"h must be an int >= 1 (the number of steps to forecast), got {h}."
+                )
+            cells = h * S * int(layout["n_targets"])
+            if cells > _MAX_FORECAST_VALUES:
+                # numpy's MemoryError (7.45 GiB at 1e9), or "zero-size array" at 2**63 - 1
+                raise ValueError(
+                    f"h={h} asks for {cells:.3g} forecast values ({S} series x "
+                    f"{layout['n_targets']} target column(s) x h steps), more than "
+                    f"{_MAX_FORECAST_VALUES:.0e}: forecast fewer steps (each step is one "
+                    "network call)."
                 )
             if layout["covariates"]:
                 rows = (
