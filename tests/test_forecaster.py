@@ -1774,3 +1774,28 @@ def test_forecasts_that_overflow_are_said_to_at_predict():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         fine.predict(24)
+
+
+def test_the_overflow_warning_names_the_step_and_the_callers_line(monkeypatch):
+    """It named the row's position (step 1 for a forecast of steps 8-12), and from score
+    pointed inside tsrnn."""
+    from tsrnn import _training
+    from tsrnn.exceptions import ConvergenceWarning
+
+    idx = pd.date_range("2000-01", periods=60, freq="MS")
+    model = RNNForecaster(**TINY).fit(pd.Series(np.sin(np.arange(60) / 3), index=idx))
+    real = _training.forecast
+
+    def overflowing(*args, **kwargs):
+        out = real(*args, **kwargs)
+        out[:, 4:] = np.inf  # from step 5
+        return out
+
+    monkeypatch.setattr(_training, "forecast", overflowing)
+    future = pd.date_range(idx[-1], periods=13, freq="MS")[1:]
+    with pytest.warns(ConvergenceWarning, match="from step 8 on") as record:
+        model.predict(future[7:])
+    assert record[0].filename == __file__
+    with pytest.warns(ConvergenceWarning, match="from step 5 on") as record:
+        model.score(pd.Series(np.zeros(12), index=future))
+    assert record[0].filename == __file__

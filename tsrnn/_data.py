@@ -385,7 +385,7 @@ def refuse_pandas_collections(y, what: str) -> None:
         )
 
 
-def refuse_masked(values, what: str) -> None:
+def refuse_masked(values, what: str, truths: bool = False) -> None:
     """A NumPy masked array with masked entries: every conversion (``np.asarray``, pandas)
     reads the values under the mask, fill values such as netCDF's 9.97e36, and they were
     fitted, forecast or scored without a word. Refused, naming the fix that makes them the
@@ -395,11 +395,17 @@ def refuse_masked(values, what: str) -> None:
     hidden = int(np.ma.count_masked(values))
     if hidden:
         name = _argument(what)
+        fix = (
+            # true values to score: filling them in would make up what is scored
+            "Score the steps that have true values: pass those alone, as a pandas object "
+            "indexed by their steps."
+            if truths
+            else f"Make them missing values, {name}.filled(np.nan), then fill or drop them "
+            "(e.g. pd.Series(...).interpolate()); rows must be consecutive time steps."
+        )
         raise ValueError(
             f"{what} is a masked array with {hidden} masked value(s): tsrnn would read the "
-            f"values under the mask. Make them missing values, {name}.filled(np.nan), then "
-            "fill or drop them (e.g. pd.Series(...).interpolate()); rows must be "
-            "consecutive time steps."
+            f"values under the mask. {fix}"
         )
 
 

@@ -435,13 +435,14 @@ def _user_stacklevel() -> int:
     return level if frame is not None else 2
 
 
-def _warn_not_finite(values: list) -> None:
-    """Say where forecasts (one (steps, C) array per series) stop being finite: they came
-    back NaN or infinite without a word (a network whose training ran off, with its own
-    warning at fit only, or a 'relu' recursion that grows step after step)."""
+def _warn_not_finite(values: list, steps: list) -> None:
+    """Say where forecasts (one (len(steps), C) array per series, of the steps ahead
+    ``steps``) stop being finite: they came back NaN or infinite without a word (a network
+    whose training ran off, with its own warning at fit only, or a 'relu' recursion that
+    grows step after step). Called from :meth:`RNNForecaster._predict`."""
     first = [
-        int(np.argmax(~np.isfinite(v).all(axis=1)))
-        for v in values
+        int(k[np.argmax(~np.isfinite(v).all(axis=1))])
+        for v, k in zip(values, steps, strict=True)
         if v.size and not np.isfinite(v).all()
     ]
     if not first:
@@ -450,12 +451,12 @@ def _warn_not_finite(values: list) -> None:
 
     where = f" in {len(first)} of {len(values)} series" if len(values) > 1 else ""
     warnings.warn(
-        f"The forecasts are NaN or infinite from step {min(first) + 1} on{where}: the "
+        f"The forecasts are NaN or infinite from step {min(first)} on{where}: the "
         "network's outputs, fed back step after step, overflowed. Refit with a lower "
         "learning_rate or gradient clipping (clip_norm), or with nonlinearity='tanh' (a "
         "'relu' recursion can grow without bound); check the fit's warnings.",
         ConvergenceWarning,
-        stacklevel=3,
+        stacklevel=4,  # the user's call of predict or score
     )
 
 
@@ -1376,7 +1377,14 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         ['2010Q1', '2010Q2']
         """
         check_is_fitted(self)
-        refuse_masked(X, "X")
+        return self._predict(X)
+
+    def _predict(self, X):
+        """:meth:`predict`'s work, called by it and by :meth:`score` at the same depth (so
+        that a warning points at the user's call of either)."""
+        if self._layout_["covariates"]:
+            # (a target-only model reads X's length and index alone: a mask hides nothing)
+            refuse_masked(X, "X")
         # the one parameter a fitted model reads (set_params after fit): checked as fit does
         validate_parameter_constraints(
             {"n_threads": self._parameter_constraints["n_threads"]},
@@ -1394,7 +1402,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             if _training.is_interrupt(exc):  # Ctrl-C as a Numba kernel returned
                 raise KeyboardInterrupt from None
             raise
-        _warn_not_finite(values)
+        _warn_not_finite(values, plan["steps"])
         return self._assemble(values, plan)
 
     def _plan_forecast(self, X) -> dict:
@@ -1857,8 +1865,10 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "score takes no sample_weight: MASE weighs every forecast step alike. Drop "
                 "sample_weight (or score with a metric of tsrnn.metrics on a subset of rows)."
             )
-        refuse_masked(X, "X")
-        refuse_masked(y, "y")
+        # the truths: X for a target-only model, else y (X's covariates as in predict)
+        covariates = self._layout_["covariates"]
+        refuse_masked(X, "X", truths=not covariates)
+        refuse_masked(y, "y", truths=True)
         refuse_pandas_collections(X, "X")
         if y is not None:
             refuse_pandas_collections(y, "y")
@@ -1915,7 +1925,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 if k >= 0:
                     series = f"{tname} (series {label(self._layout_['ids'][k])!r})"
                     self._refuse_zero_based(true.index[j], series, k)
-        pred = self.predict(X)
+        pred = self._predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:
             raise ValueError(
