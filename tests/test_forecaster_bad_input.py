@@ -644,6 +644,15 @@ def test_unscaled_values_whose_squares_overflow_are_refused(dtype, magnitude):
     limit = np.sqrt(np.finfo(dtype).max) / 10
     raw = RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(y / magnitude * limit / 6)
     assert np.isfinite(raw.predict(2)).all()
+    # what overflows is the spread, not the level: a high level with a small spread trains
+    # (it was refused by its magnitude), a spread beyond the limit below it is refused (it
+    # was let through, and warned that training diverged)
+    edge = np.sqrt(np.finfo(dtype).max)  # 1.8e19 in float32, 1.3e154 in float64
+    high = pd.Series(edge * 5 + edge * 5e-5 * np.sin(np.arange(60.0)))
+    assert np.isfinite(RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(high).predict(2)).all()
+    wide = pd.Series(0.8 * edge * np.sign(np.sin(np.arange(60.0) * 2.1)))
+    with pytest.raises(ValueError, match=r"values span .* overflow"):
+        RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(wide)
 
 
 def test_fit_with_x_none_and_a_target_names_fit_y():

@@ -869,8 +869,9 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
 
 def validation_groups(n_valid: np.ndarray) -> list[np.ndarray]:
     """The series with validation rows, grouped by how many: each group is forecast as far
-    as its longest series needs, and series whose counts are within a factor of two of each
-    other share a group (at most twice the steps any of them needs, in a handful of groups).
+    as its longest series needs. Series share a group where the power of two at or above
+    their counts is the same (5 to 8 rows, 9 to 16, ...), so no series of a group is
+    forecast twice as far as it needs or more, in at most a few dozen groups.
     One batch forecast as far as the longest series: a panel of 1,000 series of 60 rows beside
     one of 20,000 forecast all 1,001 for 2,000 steps, five times (41 s of a 43 s fit).
 

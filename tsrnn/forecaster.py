@@ -119,16 +119,22 @@ def _constant(values: np.ndarray) -> np.ndarray:
     return np.ptp(values, axis=0) <= len(values) * np.finfo(np.float64).eps * top
 
 
-def _check_unscaled_magnitude(values: np.ndarray, dtype: str) -> None:
-    """With ``scaler=None`` the network trains on the target as it is, in ``dtype``: beyond
-    the square root of that type's largest number the squared errors overflow (the fit ran,
-    warned of divergence, and forecast NaN or the base alone)."""
+def _check_unscaled_magnitude(data: SeriesData, dtype: str) -> None:
+    """With ``scaler=None`` the network trains on the target as it is, in ``dtype``: on
+    windows centred on their own mean, for offsets from a base. Where a series' values span
+    more than the square root of that type's largest number, the squared errors of those
+    differences overflow (the fit ran, warned that training diverged, and forecast NaN). The
+    level itself does not matter: 1e155 + 1e150 sin(t) trains in float64."""
     limit = float(np.sqrt(np.finfo(dtype).max))
-    top = float(np.abs(values).max()) if values.size else 0.0
-    if top > limit:
+    spread = max(
+        (float(np.ptp(data.series(k), axis=0).max()) for k in range(data.n_series)),
+        default=0.0,
+    )
+    if spread > limit:
         raise ValueError(
-            f"scaler=None trains on the target as it is, and its values reach {top:.3g}: "
-            f"their squared errors overflow {dtype} (beyond {limit:.2g}). Keep the default "
+            f"scaler=None trains on the target as it is, and a series' values span "
+            f"{spread:.3g} (its largest minus its smallest): the squared differences the "
+            f"network trains on overflow {dtype} (beyond {limit:.2g}). Keep the default "
             "scaler='standard' (forecasts still come back in the original units)"
             + (", or set dtype='float64'." if dtype == "float32" else ".")
         )
@@ -599,8 +605,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     scaler : {'standard', 'robust', 'minmax'} or None, default='standard'
         Per-series scaling of the target (scikit-learn's scalers, fitted on each series);
         forecasts come back in the original units. Covariates are always standardised.
-        ``None`` trains on the target as it is: values beyond the square root of ``dtype``'s
-        largest number (1.8e19 in float32) are refused, their squared errors overflow.
+        ``None`` trains on the target as it is: a series whose values span more than the
+        square root of ``dtype``'s largest number (1.8e19 in float32) is refused, the squared
+        errors of its differences overflow.
     backend : {'auto', 'numba', 'triton', 'torch'}, default='auto'
         Kernel of the recurrent layer (see :mod:`tsrnn.nn`).
     device : str or torch.device, default='auto'
@@ -883,7 +890,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
         if self.scaler is None:
-            _check_unscaled_magnitude(data.values, self.dtype)
+            _check_unscaled_magnitude(data, self.dtype)
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
         y_scaled = (data.values - loc[rows_series]) / scale[rows_series]
