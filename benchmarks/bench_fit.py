@@ -5,10 +5,13 @@ a next-value target at every step, as the forecaster builds them (inputs centred
 window's mean, the seasonal base as a second input and as what the network corrects, input
 noise of 2 times the sd of the series' one-step changes),
 the same GRU size and linear head, batch size, Adam and learning rate, gradient clipping by norm,
-epochs, float32 and 2 threads; no early stopping. The two run alternately in one process and the
-table reports the median time ratio (and the range over the alternated pairs), the wall times,
+epochs, float32 and 2 threads; no early stopping. The two run alternately in one process (both
+warmed up first; the sides take turns going first), and the table reports the median time ratio
+(and the range over the alternated pairs), the wall times,
 the final training losses (they must be comparable) and the peak memory of each (measured in
-a fresh subprocess per side).
+a fresh subprocess per side). Pairs timed while other processes kept cores busy (from
+``/proc/stat``) are flagged under the table: beside other work torch's threads spin-wait, and
+the plain loop's times, not the code's, set the ratio.
 
 Also times ``predict(h=24)`` of a fitted default model.
 
