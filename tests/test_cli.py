@@ -1524,3 +1524,42 @@ def test_a_panel_s_time_column_errors_do_not_offer_no_time_col(tmp_path, capsys)
         assert f"time column '{name}'" in err and "--time-col" in err, err
         assert "--no-time-col" not in err, err
         flat = flat.drop(columns=name)
+
+
+def test_a_file_without_a_header_row_is_refused(tmp_path, capsys):
+    """pandas took the first data row for the column names: the fit ran one observation
+    short, with no note, and the output was headed by those values."""
+    rows = "".join(f"2020-01-{d:02d},{10 + d}.00,{20 + d}.50\n" for d in range(1, 31))
+    path = tmp_path / "no_header.csv"
+    path.write_text(rows)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "seems to have no header row: its first line, '2020-01-01,11.00,21.50'" in err
+    values = tmp_path / "values.csv"
+    values.write_text("".join(f"{v}.5\n" for v in range(30)))
+    err = _fails(["forecast", values, "--no-time-col", "-H", "2"], capsys)
+    assert "seems to have no header row" in err
+    # column names that are years are names
+    years = tmp_path / "years.csv"
+    years.write_text("date,2019,2020\n" + "".join(
+        f"2020-01-{d:02d},{d}.0,{2 * d}.0\n" for d in range(1, 31)))
+    code, out, _ = _run(["forecast", years, "-H", "2", "--max-epochs", "1",
+                         "--hidden-size", "2"], capsys)
+    assert code == 0 and out.splitlines()[0] == "date,2019,2020"
+
+
+def test_a_column_left_out_for_a_few_odd_values_names_them(tmp_path, capsys):
+    """One '-' among numbers dropped the column with "ignoring non-numeric column(s)"; with
+    one column the error then advised --target, which is refused for the same reason."""
+    lines = [f"2020-01-{d:02d},{10 + d % 7}.0,{d}.0" for d in range(1, 31)]
+    lines[14] = "2020-01-15,-,15.0"
+    path = tmp_path / "dash.csv"
+    path.write_text("date,sales,visits\n" + "\n".join(lines) + "\n")
+    code, _, err = _run(["forecast", path, "-H", "2", "--max-epochs", "1",
+                         "--hidden-size", "2"], capsys)
+    assert code == 0
+    assert ("ignoring column 'sales': it holds numbers, and 1 value(s) that are not, first "
+            "'-' at 2020-01-15") in err
+    alone = tmp_path / "alone.csv"
+    alone.write_text("date,sales\n" + "\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")
+    err = _fails(["forecast", alone, "-H", "2"], capsys)
+    assert "each was left out, as the note(s) above say" in err and "--target" not in err

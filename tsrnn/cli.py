@@ -1154,6 +1154,14 @@ def _check_header(path, frame, text):
             f"{path!r} names the column(s) {repeated} more than once: give each column its own "
             "name in the header"
         )
+    if _values_as_header(header):
+        # no header row: pandas took the first data row for the column names, and the fit
+        # ran on the rest, one observation short, its output headed by those values
+        raise _InputError(
+            f"{path!r} seems to have no header row: its first line, {','.join(header)!r}, "
+            "holds values, which would be read as column names (and that row lost); add a "
+            "header row naming the columns (e.g. date,value)"
+        )
     for sep, convert in ((";", "sep=';', decimal=','"), ("\t", "sep='\\t'")):
         if frame.shape[1] == 1 and sep in str(frame.columns[0]):
             raise _InputError(
@@ -1161,6 +1169,32 @@ def _check_header(path, frame, text):
                 f"comma-separated files; convert it, e.g. pandas.read_csv(path, {convert})"
                 ".to_csv(new_path, index=False)"
             )
+
+
+def _values_as_header(header) -> bool:
+    """Whether a header row reads as a row of data: a date then numbers, or numbers alone
+    with a decimal point among them (column names such as 2019 or 2020 can be years)."""
+    import pandas as pd
+
+    def number(name):
+        try:
+            float(name)
+        except ValueError:
+            return False
+        return True
+
+    names = [str(n).strip() for n in header]
+    if not names or not all(number(n) for n in names[1:]):
+        return False
+    if number(names[0]):
+        return any("." in n for n in names)
+    if not any(sep in names[0] for sep in "-/:"):
+        return False
+    try:
+        pd.Timestamp(names[0])
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return len(names) > 1
 
 
 def _time_index(
@@ -1631,9 +1665,12 @@ def _choose_targets(frame, covariates, args):
                 "add a column of the series' values"
             )
         if not targets:
+            # (every column was left out, each with a note saying why: --target would name
+            # one and be refused for the same reason)
             raise _InputError(
-                f"no numeric column to forecast (columns: {list(frame.columns)}); name the "
-                "target with --target"
+                f"no numeric column to forecast (columns: {list(frame.columns)}): each was "
+                "left out, as the note(s) above say; make the values of the one to forecast "
+                "numbers"
             )
     for name in [*targets, *covariates]:
         missing = frame[name].isna().to_numpy()
@@ -1662,10 +1699,30 @@ def _refuse_infinite(frame, name, where, fix):
 
 def _note_skipped(frame, skipped, flags, empty=()):
     """Tell on stderr which columns the default targets leave out, and why."""
+    import pandas as pd
+
     commas = [name for name in skipped if _comma_numbers(frame[name]) is not None]
     text = [name for name in skipped if name not in commas]
+    # numbers with a few odd values among them ('-', '(3.5)'): the column was dropped for
+    # those alone, which the note must say (it said only "non-numeric")
+    mostly = {}
+    for name in text:
+        column = frame[name]
+        numbers = pd.to_numeric(column, errors="coerce")
+        odd = column.notna() & numbers.isna()
+        if numbers.notna().sum() > odd.sum() > 0:
+            at = int(odd.to_numpy().argmax())
+            mostly[name] = (int(odd.sum()), column.iloc[at], _stamp(column.index[at]))
+    text = [name for name in text if name not in mostly]
     if text:
         print(f"tsrnn: ignoring non-numeric column(s) {text}", file=sys.stderr)
+    for name, (n, example, where) in mostly.items():
+        print(
+            f"tsrnn: ignoring column {name!r}: it holds numbers, and {n} value(s) that are "
+            f"not, first {example!r} at {where}; to forecast it, make those numbers (a "
+            "missing value filled in, e.g. with the step before's)",
+            file=sys.stderr,
+        )
     for name in commas:
         print(
             f"tsrnn: ignoring column {name!r}, read as text: {_comma_hint(frame[name])}",
