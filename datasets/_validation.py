@@ -115,6 +115,13 @@ def check_random_state(random_state, func) -> np.random.Generator:
     )
 
 
+def pandas_suggestion(err: Exception) -> str | None:
+    """The alias pandas suggests in its error for a retired or mistyped frequency ('M' ->
+    'ME', 'H' -> 'h'), or None."""
+    found = re.search(r"Please use '([^']+)' instead|Did you mean ([^?\s]+)\?", str(err))
+    return (found.group(1) or found.group(2)) if found else None
+
+
 def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
     """``n`` regular time stamps from ``start`` with frequency ``freq``, or a teaching error."""
     pandas_says = ""
@@ -123,8 +130,8 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
     except (TypeError, ValueError) as err:
         offset = None
         # pandas names the current spelling of a retired or mistyped alias ('M' -> 'ME')
-        found = re.search(r"Please use '([^']+)' instead|Did you mean ([^?\s]+)\?", str(err))
-        pandas_says = f"pandas suggests {found.group(1) or found.group(2)!r}. " if found else ""
+        found = pandas_suggestion(err)
+        pandas_says = f"pandas suggests {found!r}. " if found else ""
     if offset is None:
         _fail(
             ValueError,

@@ -1528,9 +1528,18 @@ def _apply_freq(index, freq, where, label=None, *, panel=False):
 
     try:
         offset = pd.tseries.frequencies.to_offset(freq)
-    except ValueError:
+    except ValueError as err:
+        from tsrnn.datasets._validation import pandas_suggestion
+
+        # pandas names the current spelling of a retired alias ('M' -> 'ME', 'H' -> 'h')
+        suggested = pandas_suggestion(err)
+        hint = f"; pandas suggests {suggested!r}" if suggested else ""
+        start = {"M": "MS", "Q": "QS", "Y": "YS", "A": "YS"}.get(freq)
+        if suggested and start:
+            hint += f" (the end of each period; {start!r} for its start)"
         raise _InputError(
-            f"--freq {freq!r} is not a pandas frequency (e.g. D, W-SUN, MS, QS, h, 15min)"
+            f"--freq {freq!r} is not a pandas frequency (e.g. D, W-SUN, MS, QS, h, "
+            f"15min){hint}"
         ) from None
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start")
