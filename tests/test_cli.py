@@ -1580,3 +1580,18 @@ def test_a_retired_freq_alias_gets_pandas_suggestion(series_csv, capsys):
         pytest.skip("this pandas still takes 'M' (pandas < 3): nothing to suggest")
     err = _fails(["forecast", series_csv, "--freq", "M", "-H", "2"], capsys)
     assert "pandas suggests 'ME' (the end of each period; 'MS' for its start)" in err
+
+
+def test_rows_of_separators_alone_at_the_end_are_left_out_with_a_note(tmp_path, capsys):
+    """Spreadsheets export unused rows as ',,': refused as "time column ... is empty in row
+    31; every row needs a time stamp". Such an empty row between data rows is still refused."""
+    rows = [f"2020-01-{d:02d},{d % 7}.5,{d}.0" for d in range(1, 31)]
+    path = tmp_path / "export.csv"
+    path.write_text("date,sales,visits\n" + "\n".join(rows) + "\n,,\n,,\n")
+    code, _, err = _run(["forecast", path, "-H", "2", "--max-epochs", "1",
+                           "--hidden-size", "2"], capsys)
+    assert code == 0 and "ignoring 2 empty row(s) at the end of" in err
+    assert "fitted on export.csv (30 steps x 2 targets)" in err
+    inside = tmp_path / "inside.csv"
+    inside.write_text("date,sales,visits\n" + "\n".join([*rows[:10], ",,", *rows[10:]]) + "\n")
+    assert "is empty in row 11" in _fails(["forecast", inside, "-H", "2"], capsys)

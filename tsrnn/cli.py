@@ -920,6 +920,7 @@ def _dataset_target(loader, name, args):
 def _read_csv(path, args):
     import io
 
+    import numpy as np
     import pandas as pd
 
     try:
@@ -936,6 +937,13 @@ def _read_csv(path, args):
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise _InputError(f"could not read {_name(path)!r} as CSV: {exc}") from None
     path = _name(path)
+    # rows of separators alone at the end (',,' as spreadsheets export their unused rows) hold
+    # nothing: left out, with a note (an empty row between data rows is still refused)
+    filled = np.flatnonzero(frame.notna().any(axis=1).to_numpy())
+    tail = len(frame) - (int(filled[-1]) + 1 if len(filled) else 0)
+    if tail and len(filled):
+        print(f"tsrnn: ignoring {tail} empty row(s) at the end of {path!r}", file=sys.stderr)
+        frame = frame.iloc[: len(frame) - tail]
     if frame.shape[1] == 0 or len(frame) == 0:
         raise _InputError(f"{path!r} has no data rows")
     _check_header(path, frame, text)
