@@ -385,6 +385,16 @@ def refuse_pandas_collections(y, what: str) -> None:
         )
 
 
+def refuse_complex(y: pd.Series, what: str) -> None:
+    """A Series of complex numbers: ``to_numpy(float)`` would drop the imaginary part with
+    only NumPy's ``ComplexWarning`` (fit's targets, score's truths)."""
+    if pd.api.types.is_complex_dtype(y.dtype):
+        raise ValueError(
+            f"{what} contains complex numbers (dtype {y.dtype}). Complex data not supported: "
+            "pass real values."
+        )
+
+
 def refuse_masked(values, what: str, truths: bool = False) -> None:
     """A NumPy masked array with masked entries: every conversion (``np.asarray``, pandas)
     reads the values under the mask, fill values such as netCDF's 9.97e36, and they were
@@ -1120,11 +1130,7 @@ def check_target(
                     f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "
                     "with pd.to_numeric(y)."
                 )
-            if pd.api.types.is_complex_dtype(y.dtype):  # to_numpy(float) would drop the
-                raise ValueError(  # imaginary part with only NumPy's ComplexWarning
-                    f"{what} contains complex numbers (dtype {y.dtype}). Complex data not "
-                    "supported: pass real values."
-                )
+            refuse_complex(y, what)
             kind, ndim, columns, name = "series", 1, None, y.name
         _check_not_empty(len(y), what)
         values = _as_float_values(

@@ -821,6 +821,9 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
         return 1.0
     ends = plan.offsets[:-1] + plan.cut
     y_tail, history = tails(problem.y, ends, plan.offsets[:-1], plan.lead, plan.window)
+    x_tail = None
+    if problem.x is not None:
+        x_tail = np.stack([problem.x[e - plan.window : e] for e in ends])
     n_w = len(WEIGHTS)
     total, count = np.zeros(n_w), 0
     for idx in validation_groups(n_valid):
@@ -838,13 +841,10 @@ def choose_weight(net, problem: Problem, settings, constant=None) -> float:
         def each_weight(a, idx=idx):
             return None if a is None else np.concatenate([a[idx]] * n_w)
 
-        x_tail = None
-        if problem.x is not None:
-            x_tail = np.stack([problem.x[ends[j] - plan.window : ends[j]] for j in idx])
         pred = forecast(
             net,
             each_weight(y_tail),
-            None if x_tail is None else np.concatenate([x_tail] * n_w),
+            each_weight(x_tail),
             None if x_future is None else np.concatenate([x_future] * n_w),
             steps,
             H,

@@ -57,6 +57,7 @@ from tsrnn._data import (
     panel_blocks,
     panel_seasons,
     quiet,
+    refuse_complex,
     refuse_masked,
     refuse_pandas_collections,
     revert_base,
@@ -119,7 +120,7 @@ def _constant(values: np.ndarray) -> np.ndarray:
     return np.ptp(values, axis=0) <= len(values) * np.finfo(np.float64).eps * top
 
 
-def _check_unscaled_magnitude(data: SeriesData, dtype: str) -> None:
+def _check_unscaled_spread(data: SeriesData, dtype: str) -> None:
     """With ``scaler=None`` the network trains on the target as it is, in ``dtype``: on
     windows centred on their own mean, for offsets from a base. Where a series' values span
     more than the square root of that type's largest number, the squared errors of those
@@ -890,7 +891,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             _warn_base_lost(data, lengths - n_valid, period, window, H, mask)
 
         if self.scaler is None:
-            _check_unscaled_magnitude(data, self.dtype)
+            _check_unscaled_spread(data, self.dtype)
         loc, scale = _fit_scaler(self.scaler, data)
         rows_series = np.repeat(np.arange(data.n_series), lengths)
         y_scaled = (data.values - loc[rows_series]) / scale[rows_series]
@@ -2279,11 +2280,7 @@ def _to_2d(values, what) -> np.ndarray:
                 f"{what} has dtype {dtype}: score needs numeric true values. Convert them "
                 "first (pd.to_numeric for numbers written as text)."
             )
-        if pd.api.types.is_complex_dtype(dtype):  # to_numpy(float) dropped the imaginary part
-            raise ValueError(
-                f"{what} contains complex numbers (dtype {dtype}). Complex data not supported: "
-                "pass real values, as to fit."
-            )
+        refuse_complex(values, what)
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         arr = np.asarray(values)
