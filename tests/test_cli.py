@@ -1595,3 +1595,60 @@ def test_rows_of_separators_alone_at_the_end_are_left_out_with_a_note(tmp_path, 
     inside = tmp_path / "inside.csv"
     inside.write_text("date,sales,visits\n" + "\n".join([*rows[:10], ",,", *rows[10:]]) + "\n")
     assert "is empty in row 11" in _fails(["forecast", inside, "-H", "2"], capsys)
+
+
+def test_rows_wider_than_the_header_are_not_read_shifted(tmp_path, capsys):
+    """Rows holding more values than the header names: pandas took each row's first value for
+    its index and read every column from its neighbour. A title line above the header was
+    refused with a hint about --no-time-col, and a comma after each row's last value made the
+    values the time column."""
+    lines = [f"2020-01-{d:02d},{10 + d % 7}.25" for d in range(1, 31)]
+    table = "date,sales\n" + "".join(f"{line}\n" for line in lines)
+    clean = tmp_path / "clean.csv"
+    clean.write_text(table)
+    argv = ["-H", "2", "--max-epochs", "1", "--hidden-size", "2"]
+    code, expected, _ = _run(["forecast", clean, *argv], capsys)
+    assert code == 0
+    for title in ("Daily sales in January 2020\n", "# exported by a tool\n"):
+        path = tmp_path / "title.csv"
+        path.write_text(title + table)
+        err = _fails(["forecast", path, *argv], capsys)
+        assert "names 1 column(s)" in err and "but its rows hold 2 values" in err
+        assert "if the first line is a title or a comment, delete it" in err
+    path = tmp_path / "cells.csv"  # a spreadsheet's title cell above a table of 3 columns
+    path.write_text("Daily sales,,\ndate,sales,promo\n" + "".join(f"{x},0\n" for x in lines))
+    err = _fails(["forecast", path, *argv], capsys)
+    assert "'Daily sales,,', names one column and leaves the other 2 unnamed" in err
+    unnamed = tmp_path / "unnamed.csv"
+    unnamed.write_text("date,sales\n" + "".join(f"{line},7.5\n" for line in lines))
+    err = _fails(["forecast", unnamed, *argv], capsys)
+    assert "names 2 column(s), ['date', 'sales'], but its rows hold 3 values" in err
+    assert "first row: '2020-01-01,11.25,7.5'" in err
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("date,sales\n" + "".join(f"{line},\n" for line in lines))
+    code, out, err = _run(["forecast", trailing, *argv], capsys)
+    assert code == 0 and out == expected
+    assert "ignoring the empty field(s) at the end of every row of" in err
+
+
+def test_utf16_files_are_read_and_workbooks_named(tmp_path, capsys):
+    """A UTF-16 file (Excel's "Unicode text") and an Excel workbook were both told to re-save
+    as UTF-8 with encoding='latin-1'."""
+    table = "date,sales\n" + "".join(f"2020-01-{d:02d},{10 + d % 7}.25\n" for d in range(1, 31))
+    argv = ["-H", "2", "--max-epochs", "1", "--hidden-size", "2"]
+    utf8 = tmp_path / "utf8.csv"
+    utf8.write_text(table, encoding="utf-8")
+    code, expected, _ = _run(["forecast", utf8, *argv], capsys)
+    assert code == 0
+    for encoding in ("utf-16", "utf-16-be"):
+        path = tmp_path / f"{encoding}.csv"
+        data = table.encode(encoding)
+        path.write_bytes(data if encoding == "utf-16" else b"\xfe\xff" + data)
+        code, out, _ = _run(["forecast", path, *argv], capsys)
+        assert code == 0 and out == expected
+    for name, head in (("book.xlsx", b"PK\x03\x04"), ("book.xls", b"\xd0\xcf\x11\xe0")):
+        path = tmp_path / name
+        path.write_bytes(head + bytes(64))
+        err = _fails(["forecast", path, *argv], capsys)
+        assert "is not a CSV file but a binary one (an Excel workbook?)" in err
+        assert "latin-1" not in err and "pandas.read_excel(path)" in err

@@ -825,7 +825,10 @@ _STDIN = "<stdin>"  # how messages name the data read from '-'
 def _read_text(path):
     """The text of ``path``, or of standard input for ``'-'``, read once: a pipe
     (``<(...)``, ``/dev/stdin``) can be read only once, and the header is checked on the same
-    text that pandas parses. Files to forecast from are small next to the memory it takes."""
+    text that pandas parses. Files to forecast from are small next to the memory it takes.
+    The text is UTF-8 (with or without a byte-order mark), or UTF-16 with its byte-order
+    mark."""
+    import codecs
     import lzma
     import tarfile
     import zipfile
@@ -845,6 +848,17 @@ def _read_text(path):
         except (OSError, EOFError, ValueError, zipfile.BadZipFile, lzma.LZMAError,
                 tarfile.TarError) as exc:
             raise _InputError(f"cannot read {path!r}: {exc}") from None  # a corrupt archive
+    name = _name(path)
+    if data.startswith((b"PK\x03\x04", b"\xd0\xcf\x11\xe0")):  # a zip (.xlsx) or OLE (.xls)
+        raise _InputError(
+            f"{name!r} is not a CSV file but a binary one (an Excel workbook?); save it as CSV "
+            "(in Excel: Save As, 'CSV UTF-8'), or convert it, e.g. "
+            "pandas.read_excel(path).to_csv(new_path, index=False)"
+        )
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # UTF-16 with its byte-order mark (Excel's "Unicode text", PowerShell's default):
+        # the mark says the encoding, so it is read as that
+        return data.decode("utf-16")
     return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
 
 
@@ -935,8 +949,9 @@ def _read_csv(path, args):
             "index=False), with the file's own encoding)"
         ) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise _InputError(f"could not read {_name(path)!r} as CSV: {exc}") from None
+        raise _InputError(f"could not read {_name(path)!r} as CSV: {str(exc).strip()}") from None
     path = _name(path)
+    frame = _header_as_wide_as_rows(frame, text, path)
     # rows of separators alone at the end (',,' as spreadsheets export their unused rows) hold
     # nothing: left out, with a note (an empty row between data rows is still refused)
     filled = np.flatnonzero(frame.notna().any(axis=1).to_numpy())
@@ -1005,6 +1020,44 @@ def _read_csv(path, args):
         # an empty header (pandas names it 'Unnamed: 0'): the forecast's time column keeps it
         index = index.rename(None)
     return frame.drop(columns=time_col).set_axis(index, axis=0)
+
+
+def _header_as_wide_as_rows(frame, text, path):
+    """``frame`` as read, where its header names as many columns as its rows hold values.
+
+    Where the rows hold more, pandas takes the first values of each row for its index and
+    names the rest by the header, each column then holding its neighbour's values: a title
+    or comment line above the header, or a header missing a name, were read shifted, without
+    a word. Rows that end in empty fields (a comma after each row's last value, as some
+    exports write) are read without them, with a note; anything else is refused."""
+    import io
+
+    import pandas as pd
+
+    if isinstance(frame.index, pd.RangeIndex):
+        return frame
+    extra = frame.index.nlevels
+    if frame.shape[1] >= extra and frame.iloc[:, -extra:].isna().all(axis=None):
+        print(
+            f"tsrnn: ignoring the empty field(s) at the end of every row of {path!r} (a comma "
+            "after each row's last value)",
+            file=sys.stderr,
+        )
+        return pd.read_csv(io.StringIO(text), skipinitialspace=True, index_col=False)
+    header = _header(text)
+    lines = (line for line in text.splitlines()[1:] if line.strip())
+    first = next(lines, "")
+    fix = (
+        "if the first line is a title or a comment, delete it: the first line must be the "
+        "header naming each column"
+        if len(header) == 1
+        else "name every column in the header (a column without a name takes an empty "
+        "field: date,,sales)"
+    )
+    raise _InputError(
+        f"the header of {path!r} names {len(header)} column(s), {header}, but its rows hold "
+        f"{len(header) + extra} values (first row: {first!r}); {fix}"
+    )
 
 
 def _panel_frame(frame, time_col, id_col, path, args):
@@ -1156,6 +1209,14 @@ def _check_header(path, frame, text):
     and a file of one column whose name holds ';' or a tab was likely written with another
     separator."""
     header = _header(text)
+    if len(header) > 2 and header[0].strip() and not any(name.strip() for name in header[1:]):
+        # one name and empty fields: a title cell above the table, as a spreadsheet exports
+        # it ("Monthly sales,,"); pandas would read it as the header
+        raise _InputError(
+            f"the first line of {path!r}, {','.join(header)!r}, names one column and leaves "
+            f"the other {len(header) - 1} unnamed; if it is a title or a comment, delete it: "
+            "the first line must be the header naming each column"
+        )
     repeated = sorted({name for name in header if header.count(name) > 1})
     if repeated:
         raise _InputError(
