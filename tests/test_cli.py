@@ -500,7 +500,35 @@ def test_future_rows_before_the_data_end_are_refused_before_fitting(
     monkeypatch.setattr(tsrnn.RNNForecaster, "fit", no_fit)
     argv = ["forecast", series_csv, "--target", "sales", "--covariates", "returns"]
     err = _fails([*argv, "--future", series_csv], capsys)
-    assert "--future" in err and "not after the end of the data" in err
+    assert "--future" in err and "starts at 2001-01-01, not after the last step of the data" in err
+    assert "give rows from 2004-01-01, the step right after it" in err
+    assert "Timestamp(" not in err and "update" not in err  # the Python API's words
+
+
+def test_future_rows_of_a_loaded_model_are_checked_in_the_commands_words(
+    series_csv, tmp_path, capsys
+):
+    """With --load-model, --future rows starting before the model's data ended were told
+    "X starts at Timestamp('2001-01-01 00:00:00') ... seen by fit or update"."""
+    model = tmp_path / "m.joblib"
+    argv = ["forecast", series_csv, "--target", "sales", "--covariates", "returns", *FAST]
+    future = tmp_path / "future.csv"
+    months = pd.date_range("2004-01-01", periods=5, freq="MS").strftime("%Y-%m-%d")
+    pd.DataFrame({"month": months, "returns": 9.0}).to_csv(future, index=False)
+    code, expected, _ = _run([*argv, "--future", future, "--save-model", model], capsys)
+    assert code == 0
+    code, out, _ = _run(["forecast", "--load-model", model, "--future", future], capsys)
+    assert code == 0 and out == expected
+    load = ["forecast", "--load-model", model, "--future"]
+    err = _fails([*load, series_csv], capsys)
+    assert "starts at 2001-01-01, not after the last step of the data the model in " in err
+    assert f"'{model}' was fitted on (2003-12-01)" in err
+    assert "give rows from 2004-01-01" in err and "Timestamp(" not in err
+    gap = tmp_path / "gap.csv"
+    pd.DataFrame({"month": months[2:], "returns": 9.0}).to_csv(gap, index=False)
+    err = _fails([*load, gap], capsys)
+    assert "starts 3 steps after the last step of the data the model in" in err
+    assert "update()" not in err and "the command line has no update" in err
 
 
 def test_verbose_keeps_stdout_for_the_forecast_csv(series_csv, capsys):
@@ -1652,3 +1680,21 @@ def test_utf16_files_are_read_and_workbooks_named(tmp_path, capsys):
         err = _fails(["forecast", path, *argv], capsys)
         assert "is not a CSV file but a binary one (an Excel workbook?)" in err
         assert "latin-1" not in err and "pandas.read_excel(path)" in err
+
+
+def test_a_loaded_model_refuses_history_of_another_frequency(series_csv, tmp_path, capsys):
+    """Monthly data beside a daily model's --load-model was drawn as its history."""
+    model = tmp_path / "m.joblib"
+    days = pd.date_range("2020-01-01", periods=40, freq="D")
+    daily = tmp_path / "daily.csv"
+    pd.DataFrame({"month": days.strftime("%Y-%m-%d"), "sales": np.arange(40.0) % 7}).to_csv(
+        daily, index=False
+    )
+    code, _, _ = _run(["forecast", daily, "-H", "2", *FAST, "--save-model", model], capsys)
+    assert code == 0
+    load = ["forecast", "--load-model", model, "-H", "2"]
+    code, _, _ = _run([*load, daily, "--plot", tmp_path / "ok.png"], capsys)
+    assert code == 0
+    err = _fails([*load, series_csv, "--plot", tmp_path / "p.png"], capsys)
+    assert "forecasts steps of frequency 'D'" in err and "stamped at frequency 'MS'" in err
+    assert not (tmp_path / "p.png").exists()

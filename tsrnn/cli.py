@@ -532,6 +532,7 @@ def _forecast(args):
             )
         if future is not None:
             future = _select_future(future, covariates, args.future)
+            _check_future_follows(None, future, args.future, model, args.load_model)
         fit_seconds = None
         y = None
     else:
@@ -616,6 +617,18 @@ def _history_like_model(history, model, path, source, args):
             "data out (the model forecasts from the data it was fitted on) or give data like "
             "what it was fitted on"
         )
+    own_freq = getattr(history.index, "freqstr", None) if not panel else None
+    if own_freq is not None and axis.kind in dated and axis.freq is not None:
+        from tsrnn._data import as_offset
+
+        if as_offset(own_freq) != as_offset(axis.freq):
+            # drawn beside the forecast, it was a history of another step than the model's
+            what = f"dataset {source!r}" if args.dataset is not None else f"{source!r}"
+            raise _InputError(
+                f"the model in {path} forecasts steps of frequency {axis.freq!r}; {what} is "
+                f"stamped at frequency {own_freq!r}: leave the data out (the model forecasts "
+                "from the data it was fitted on) or give data like what it was fitted on"
+            )
     if own_tz is not None and not own_panel and str(own_tz) != str(tz):
         history = history.tz_convert(tz)
     return history
@@ -1991,27 +2004,54 @@ def _covariate_as_time_hint(args, model):
     return None
 
 
-def _check_future_follows(y, future, path):
-    """Before fitting: the --future rows must start right after the data's last step (the
+def _check_future_follows(y, future, path, model=None, model_path=None):
+    """The --future rows must start right after the data's last step: before fitting (the
     forecaster checks this again when it forecasts; a wrong file should not cost a whole fit
-    first). Data the forecaster would refuse is left to the fit's own message."""
-    from tsrnn._data import check_target, steps_ahead
+    first), and for a model loaded from ``model_path`` (``y`` is then None), whose data ended
+    where its fit left it, so that the message speaks the command's terms, not the Python
+    API's. Data the forecaster would refuse is left to its own message."""
+    from tsrnn._data import check_target, future_index, steps_ahead
 
+    if model is not None:
+        if model._layout_["ids"] is not None:
+            return
+        last, axis = model._ends_[0], model._layout_["axis"]
+        whose = f"the data the model in {model_path!r} was fitted on"
+    else:
+        try:
+            data = check_target(y, "y")
+        except (ValueError, TypeError):
+            return
+        if data.ids is not None:
+            return
+        last, axis = data.ends()[0], data.axis
+        whose = "the data"
     try:
-        data = check_target(y, "y")
-    except (ValueError, TypeError):
-        return
-    if data.ids is not None:
-        return
-    try:
-        steps = steps_ahead(data.ends()[0], data.axis, future.index, len(future), "X")
+        steps = steps_ahead(last, axis, future.index, len(future), "X")
     except (ValueError, TypeError) as exc:
+        try:
+            early = bool(future.index[0] <= last)
+        except (TypeError, ValueError):  # stamps that do not compare: the forecaster's words
+            early = False
+        if early:
+            raise _InputError(
+                f"--future {path!r} starts at {_stamp(future.index[0])}, not after the last "
+                f"step of {whose} ({_stamp(last)}): its rows are the covariates of the steps "
+                f"to forecast; give rows from {_stamp(future_index(last, axis, 1)[0])}, the "
+                "step right after it"
+            ) from None
         raise _InputError(f"--future {path!r}: {exc}") from None
     if steps[0] != 1:
         raise _InputError(
-            f"--future {path!r} starts {int(steps[0])} steps after the data's last row: the "
-            "covariates of the steps in between are unknown; give rows from the step right "
-            "after the data"
+            f"--future {path!r} starts {int(steps[0])} steps after the last step of {whose}: "
+            "the covariates of the steps in between are unknown; give rows from the step "
+            "right after it"
+            + (
+                ", or fit a model on the data up to the step before them (the command line "
+                "has no update)"
+                if model is not None
+                else ""
+            )
         )
 
 
