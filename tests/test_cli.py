@@ -1698,3 +1698,25 @@ def test_a_loaded_model_refuses_history_of_another_frequency(series_csv, tmp_pat
     err = _fails([*load, series_csv, "--plot", tmp_path / "p.png"], capsys)
     assert "forecasts steps of frequency 'D'" in err and "stamped at frequency 'MS'" in err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_a_forecast_that_is_not_finite_exits_with_status_1(series_csv, capsys, monkeypatch):
+    """A network whose training ran off forecast NaN and inf; the command wrote them and
+    exited 0, so a script reading the status took the file for a forecast."""
+    from tsrnn import RNNForecaster
+
+    argv = ["forecast", series_csv, "--target", "sales", "-H", "3", *FAST]
+    code, _, err = _run(argv, capsys)
+    assert code == 0 and "not finite" not in err
+    predict = RNNForecaster.predict
+
+    def runs_off(self, what):
+        forecast = predict(self, what)
+        forecast.iloc[1:] = [np.inf, np.nan]
+        return forecast
+
+    monkeypatch.setattr(RNNForecaster, "predict", runs_off)
+    code, out, err = _run(argv, capsys)
+    assert code == 1
+    assert len(out.splitlines()) == 4  # written all the same, to be looked at
+    assert "tsrnn: error: 2 of the 3 forecast values written are not finite" in err

@@ -236,7 +236,9 @@ def build_parser():
             "Estimator options left out take RNNForecaster's defaults, except --random-state, "
             "which defaults to 0 so that the same command gives the same forecast. Examples: "
             "'tsrnn forecast --dataset air_passengers --horizon 24 --plot forecast.png'; "
-            "'tsrnn forecast sales.csv --target sales --covariates promo --future promo.csv'."
+            "'tsrnn forecast sales.csv --target sales --covariates promo --future promo.csv'. "
+            "Exit status: 0 done; 2 bad input or options (nothing fitted or written); 1 a "
+            "forecast written with values that are not finite (the training ran off)."
         ),
     )
 
@@ -472,7 +474,8 @@ def main(argv=None):
     Returns
     -------
     int
-        0 on success. Bad input raises ``SystemExit(2)`` after printing a message to stderr.
+        0 on success; 1 where the forecast written holds values that are not finite.
+        Bad input raises ``SystemExit(2)`` after printing a message to stderr.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -566,7 +569,26 @@ def _forecast(args):
         _warn_if_data_runs_past(history, forecast)
     if not args.quiet:
         print(_summary(model, source, y, forecast, fit_seconds, args), file=sys.stderr)
-    return 0
+    return _forecast_status(forecast)
+
+
+def _forecast_status(forecast):
+    """1 where the forecast written holds values that are not finite (a network whose
+    training ran off: the estimator warned, and a script reading the exit status alone would
+    take the file for a forecast), after saying so on stderr; else 0."""
+    import numpy as np
+
+    values = np.asarray(forecast, dtype=float)
+    if np.isfinite(values).all():
+        return 0
+    print(
+        f"tsrnn: error: {int(values.size - np.isfinite(values).sum())} of the {values.size} "
+        "forecast values written are not finite (NaN or infinite): see the warnings above; "
+        "refit with a lower --learning-rate, gradient clipping (--clip-norm) or the default "
+        "scaler",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _time_layout(index):
