@@ -424,6 +424,8 @@ def test_integration_step_counts_beyond_the_cap_are_refused(make, params, what):
         (make_sine_mixture, (10**12,), r"would take 1e\+12 time steps \(n\)"),
         (make_mackey_glass, (10**9,), r"would take 1e\+09 time steps \(n\)"),
         (make_lorenz, (10**9,), r"would take 1e\+09 time steps \(n\)"),
+        # one past the cap: it read "1e+08 time steps (n), more than 100,000,000"
+        (make_ar, (10**8 + 1,), r"would take 100,000,001 time steps \(n\), more than 100,0"),
     ],
 )
 def test_sizes_beyond_the_cap_are_refused_before_any_allocation(make, args, what):
