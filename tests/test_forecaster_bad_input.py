@@ -912,3 +912,47 @@ def test_a_horizon_beyond_what_memory_holds_names_h():
     for h in (10**9, 2**63 - 1):
         with pytest.raises(ValueError, match=rf"h={h} asks for .* forecast values"):
             model.predict(h)
+
+
+def test_rows_too_far_ahead_are_refused_before_the_forecast_runs(monkeypatch):
+    """predict(h) refused more than 1e8 forecast values, but predict(X) with a stamp years
+    ahead of minute data (2e8 recursive steps) ran for hours; score took the same path."""
+    import tsrnn.forecaster as forecaster
+
+    n = 60
+    minutes = pd.date_range("2021-01-01", periods=n, freq="min")
+    y = pd.Series(np.sin(np.arange(n) / 5) + 10, index=minutes)
+    far = r"reaches .*2400-01-01.*1\.99e\+08 steps after the end.*mistyped year"
+    models = {
+        "datetime": (RNNForecaster(**TINY).fit(y), pd.DatetimeIndex(["2400-01-01"])),
+        "period": (
+            RNNForecaster(**TINY).fit(y.to_period()),
+            pd.PeriodIndex(["2400-01-01 00:00"], freq="min"),
+        ),
+    }
+    for model, stamps in models.values():
+        with pytest.raises(ValueError, match=far):
+            model.predict(stamps)
+        with pytest.raises(ValueError, match=far):
+            model.score(pd.Series([10.0], index=stamps))
+    numbered = RNNForecaster(**TINY).fit(y.reset_index(drop=True))
+    with pytest.raises(ValueError, match=r"reaches 1000000000, 1e\+09 steps after"):
+        numbered.predict(pd.Series([1.0], index=[10**9]))
+    panel = pd.concat({"a": y, "b": y}, names=["id", "time"])
+    model = RNNForecaster(**TINY).fit(panel)
+    rows = pd.MultiIndex.from_tuples([("a", pd.Timestamp("2400-01-01"))], names=["id", "time"])
+    with pytest.raises(ValueError, match=r"series 'a'.*reaches"):
+        model.predict(pd.Series([1.0], index=rows))
+    # the cap counts every series forecast as far as the furthest: two series of one column
+    # each may reach half of it, and a reach within it still forecasts
+    monkeypatch.setattr(forecaster, "_MAX_FORECAST_VALUES", 200)
+
+    def both(ahead):
+        stamp = minutes[-1] + pd.Timedelta(minutes=ahead)
+        rows = pd.MultiIndex.from_tuples([("a", stamp), ("b", stamp)], names=["id", "time"])
+        return pd.Series([1.0, 1.0], index=rows)
+
+    assert len(model.predict(both(100))) == 2
+    with pytest.raises(ValueError, match=r"101 steps after the end.*more than 100 steps"):
+        model.predict(both(101))
+    assert len(model.predict(both(101).iloc[:1])) == 1  # one series alone may reach 200

@@ -759,6 +759,26 @@ def check_time_index(
 _FILL_GAPS = "Fill the gaps with asfreq and interpolate."
 
 
+def _refuse_far(last, axis: TimeAxis, stamp, what, max_steps, steps=None):
+    """A ``ValueError`` where ``stamp`` lies more than ``max_steps`` steps after ``last``:
+    ``steps`` where counted, else the span over the mean length of the next 12 steps (exact
+    for fixed-length steps and periods, within a few percent for months or business days)."""
+    if steps is None:
+        if axis.kind == "period":
+            steps = (stamp - last).n
+        else:
+            start = pd.Timestamp(last)
+            twelve = (start + 12 * as_offset(axis.freq)) - start
+            steps = (stamp - start) / (twelve / 12)
+    if steps > max_steps:
+        raise ValueError(
+            f"{what} reaches {label(stamp)!r}, {steps:.3g} steps after the end of the data seen "
+            f"by fit or update ({label(last)!r}): forecasting up to it takes more than "
+            f"{max_steps:.3g} steps, each one network call, which would run for hours. Check "
+            f"{_argument(what)}'s time stamps (a mistyped year?), or forecast fewer steps."
+        )
+
+
 def future_index(last, axis: TimeAxis, h: int) -> pd.Index:
     """The ``h`` time labels after ``last`` by the axis' frequency (pandas' offset arithmetic).
 
@@ -902,7 +922,13 @@ def is_positionless(index) -> bool:
 
 
 def steps_ahead(
-    last, axis: TimeAxis, index, n: int, what: str = "X", panel: bool = False
+    last,
+    axis: TimeAxis,
+    index,
+    n: int,
+    what: str = "X",
+    panel: bool = False,
+    max_steps: int | None = None,
 ) -> np.ndarray:
     """The step numbers (1 = the step right after ``last``) of ``n`` future rows.
 
@@ -910,6 +936,9 @@ def steps_ahead(
     A default ``RangeIndex`` starting at 0 also means "continue" (it carries no position). Rows
     must be strictly later than ``last``, on the frequency's grid, in increasing order.
     ``panel``: ``index`` is one series' time level of a panel (for the messages' fixes).
+    ``max_steps``: rows reaching further than that many steps are refused before the steps
+    are counted (counting them lays the frequency's grid up to the last row: a stamp in the
+    year 2400 of minute data is 2e8 steps, and as many recursive forecast steps).
 
     Examples
     --------
@@ -952,6 +981,8 @@ def steps_ahead(
                 f"had {axis.freq!r} periods. Pass periods of the training data's frequency, "
                 f"e.g. {_argument(what)}.index.asfreq({axis.freq!r})."
             )
+        if max_steps is not None and index[-1] > last:
+            _refuse_far(last, axis, index[-1], what, max_steps)
         if index[0] <= last:
             steps = np.zeros(len(index), dtype=np.int64)
         else:
@@ -965,6 +996,8 @@ def steps_ahead(
                     f"{axis.freq!r} grid (e.g. {off}). Use stamps of the same frequency."
                 )
     steps = np.asarray(steps, dtype=np.int64)
+    if max_steps is not None and len(steps) and steps[-1] > max_steps:  # a step-numbered index
+        _refuse_far(last, axis, index[-1], what, max_steps, steps=int(steps[-1]))
     if (steps < 1).any():
         raise ValueError(
             f"{what} starts at {label(index[0])!r}, which is not after the end of the data seen by "

@@ -1461,7 +1461,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         n, index = self._rows_and_index(X, what="X")
         x = self._future_covariates(X, n) if layout["covariates"] else None
         index = self._row_numbered(index)
-        steps = steps_ahead(self._ends_[0], axis, index, n, "X")
+        reach = _MAX_FORECAST_VALUES // int(layout["n_targets"])
+        steps = steps_ahead(self._ends_[0], axis, index, n, "X", max_steps=reach)
         if layout["covariates"] and not np.array_equal(steps, np.arange(1, n + 1)):
             raise _covariate_gap(steps, index, "the data")
         # X's own index labels the forecasts only where it says which steps they are
@@ -1704,6 +1705,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 len(seg),
                 f"X (series {label(ids[j])!r})",
                 panel=True,
+                # every planned series is forecast as far as the furthest one
+                max_steps=_MAX_FORECAST_VALUES // (len(pos) * int(layout["n_targets"])),
             )
             if layout["covariates"] and not np.array_equal(st, np.arange(1, len(st) + 1)):
                 raise _covariate_gap(st, seg, f"series {label(ids[j])!r}")
