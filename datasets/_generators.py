@@ -50,7 +50,7 @@ def _check_steps(n_steps, func, what, limit=MAX_STEPS, unit="integration steps",
         fix = fix or "raise dt, or lower the parameters that multiply the steps"
         shown = f"{n_steps:.3g}"
         if float(shown) <= limit:  # rounded onto the limit: 1e+08 "more than 100,000,000"
-            shown = f"{n_steps:,}" if float(n_steps).is_integer() else repr(n_steps)
+            shown = f"{int(n_steps):,}" if float(n_steps).is_integer() else repr(n_steps)
         raise ValueError(f"{func} would take {shown} {unit} ({what}), more than {limit:,}: {fix}.")
 
 

@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import subprocess
 import sys
 
@@ -1668,10 +1669,10 @@ def test_utf16_files_are_read_and_workbooks_named(tmp_path, capsys):
     utf8.write_text(table, encoding="utf-8")
     code, expected, _ = _run(["forecast", utf8, *argv], capsys)
     assert code == 0
-    for encoding in ("utf-16", "utf-16-be"):
+    for encoding in ("utf-16", "utf-16-be", "utf-32"):  # utf-32-le's mark starts as utf-16's
         path = tmp_path / f"{encoding}.csv"
         data = table.encode(encoding)
-        path.write_bytes(data if encoding == "utf-16" else b"\xfe\xff" + data)
+        path.write_bytes(data if encoding != "utf-16-be" else b"\xfe\xff" + data)
         code, out, _ = _run(["forecast", path, *argv], capsys)
         assert code == 0 and out == expected
     for name, head in (("book.xlsx", b"PK\x03\x04"), ("book.xls", b"\xd0\xcf\x11\xe0")):
@@ -1680,6 +1681,27 @@ def test_utf16_files_are_read_and_workbooks_named(tmp_path, capsys):
         err = _fails(["forecast", path, *argv], capsys)
         assert "is not a CSV file but a binary one (an Excel workbook?)" in err
         assert "latin-1" not in err and "pandas.read_excel(path)" in err
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "zipped.csv", "w") as archive:  # a zip named .csv
+        archive.writestr("data.csv", table)
+    err = _fails(["forecast", tmp_path / "zipped.csv", *argv], capsys)
+    assert "is a zip archive, read as one by its name only: name it .zip" in err
+
+
+def test_future_rows_years_ahead_are_refused_before_the_steps_are_counted(tmp_path, capsys):
+    """A --future stamp in 2200 beside per-second data laid the whole grid up to it (numpy's
+    MemoryError for 42 GiB, with a traceback) before the forecaster's cap could refuse it."""
+    seconds = pd.date_range("2020-01-01", periods=60, freq="s").strftime("%Y-%m-%d %H:%M:%S")
+    path, future = tmp_path / "sec.csv", tmp_path / "future.csv"
+    pd.DataFrame({"t": seconds, "y": np.arange(60.0) % 7, "promo": np.arange(60) % 5 == 0}).to_csv(
+        path, index=False
+    )
+    pd.DataFrame({"t": ["2200-01-01 00:00:00"], "promo": [True]}).to_csv(future, index=False)
+    argv = ["forecast", path, "--target", "y", "--covariates", "promo", "--future", future]
+    err = _fails(argv, capsys)
+    assert "--future" in err and "its rows reach 2200-01-01, 5.68e+09 steps after the end" in err
+    assert "Timestamp(" not in err and "fit or update" not in err
 
 
 def test_a_loaded_model_refuses_history_of_another_frequency(series_csv, tmp_path, capsys):
@@ -1696,8 +1718,40 @@ def test_a_loaded_model_refuses_history_of_another_frequency(series_csv, tmp_pat
     code, _, _ = _run([*load, daily, "--plot", tmp_path / "ok.png"], capsys)
     assert code == 0
     err = _fails([*load, series_csv, "--plot", tmp_path / "p.png"], capsys)
-    assert "forecasts steps of frequency 'D'" in err and "stamped at frequency 'MS'" in err
+    assert "forecasts steps of frequency 'D'; the time stamps of" in err
+    assert re.search(r"are about 3[01] times as far apart as its steps", err), err
     assert not (tmp_path / "p.png").exists()
+
+
+def test_a_loaded_model_takes_history_of_its_frequency_however_spelled(tmp_path, capsys):
+    """The frequency check compared names: a business-day model refused the last three
+    weekdays of its own data (pandas infers 'D' for them), a model of 'M' periods the same
+    data written by to_csv ('MS' stamps), a '24h' model 'D' stamps, and monthly stamps on
+    the 15th (a DateOffset frequency) failed with a traceback (found by a review)."""
+    import joblib
+
+    from tsrnn import RNNForecaster
+
+    n = 40
+    values = np.sin(np.arange(n) / 3) + 5
+    cases = {
+        "b": pd.Series(values, index=pd.bdate_range("2024-01-01", periods=n)),
+        "m": pd.Series(values, index=pd.period_range("2020-01", periods=n, freq="M")),
+        "h24": pd.Series(values, index=pd.date_range("2020-01-01", periods=n, freq="24h")),
+        "mid": pd.Series(
+            values, index=pd.date_range("2015-01-15", periods=n, freq=pd.DateOffset(months=1))
+        ),
+    }
+    for name, y in cases.items():
+        model = tmp_path / f"{name}.joblib"
+        joblib.dump(RNNForecaster(max_epochs=1, hidden_size=2, random_state=0).fit(y), model)
+        data = tmp_path / f"{name}.csv"
+        shown = y.iloc[-3:] if name == "b" else y  # Wednesday to Friday
+        if isinstance(shown.index, pd.PeriodIndex):
+            shown = shown.to_timestamp()
+        shown.rename("y").rename_axis("t").to_csv(data)
+        code, out, _ = _run(["forecast", data, "--load-model", model, "-H", "2"], capsys)
+        assert code == 0 and len(out.splitlines()) == 3, name
 
 
 def test_a_forecast_that_is_not_finite_exits_with_status_1(series_csv, capsys, monkeypatch):

@@ -956,3 +956,26 @@ def test_rows_too_far_ahead_are_refused_before_the_forecast_runs(monkeypatch):
     with pytest.raises(ValueError, match=r"101 steps after the end.*more than 100 steps"):
         model.predict(both(101))
     assert len(model.predict(both(101).iloc[:1])) == 1  # one series alone may reach 200
+
+
+def test_the_reach_cap_counts_steps_of_every_frequency():
+    """The reach was estimated in a period's base units (15-minute periods counted 15 a
+    step), and the estimate of business days and hours runs high: neither may refuse rows
+    within the cap, and rows beyond it are refused whatever the frequency."""
+    from tsrnn._data import TimeAxis, steps_ahead
+
+    cases = [
+        (pd.Period("2020-01-01 00:00", "15min"), TimeAxis("period", "15min")),
+        (pd.Period("2020-01", "2M"), TimeAxis("period", "2M")),
+        (pd.Timestamp("2024-01-01 16:00"), TimeAxis("datetime", "bh")),
+        (pd.Timestamp("2024-01-05"), TimeAxis("datetime", "B")),  # a Friday
+        (pd.Timestamp("2024-01-31"), TimeAxis("datetime", "ME")),
+    ]
+    for last, axis in cases:
+        make = pd.period_range if axis.kind == "period" else pd.date_range
+        rows = make(start=last, periods=3001, freq=axis.freq)[1:]
+        steps = steps_ahead(last, axis, rows[-3:], 3, max_steps=3000)
+        assert steps.tolist() == [2998, 2999, 3000], axis
+        with pytest.raises(ValueError, match=r"reaches .* 3,001 steps after .* than 3,000"):
+            steps_ahead(last, axis, make(start=rows[-1], periods=2, freq=axis.freq)[1:], 1,
+                        max_steps=3000)

@@ -760,23 +760,32 @@ _FILL_GAPS = "Fill the gaps with asfreq and interpolate."
 
 
 def _refuse_far(last, axis: TimeAxis, stamp, what, max_steps, steps=None):
-    """A ``ValueError`` where ``stamp`` lies more than ``max_steps`` steps after ``last``:
-    ``steps`` where counted, else the span over the mean length of the next 12 steps (exact
-    for fixed-length steps and periods, within a few percent for months or business days)."""
+    """A ``ValueError`` where ``stamp`` lies more than ``max_steps`` steps after ``last``.
+
+    ``steps`` where they were counted; else estimated before counting, as the span over the
+    mean length of the next 12 steps (exact for fixed-length steps and periods; up to 15%
+    high for business days or hours, so the estimate refuses only beyond 1.25 times the cap,
+    and the steps counted after are held to the cap itself)."""
     if steps is None:
         if axis.kind == "period":
-            steps = (stamp - last).n
+            steps = (stamp - last).n / as_offset(axis.freq).n  # base units over the multiple
         else:
             start = pd.Timestamp(last)
             twelve = (start + 12 * as_offset(axis.freq)) - start
             steps = (stamp - start) / (twelve / 12)
-    if steps > max_steps:
-        raise ValueError(
-            f"{what} reaches {label(stamp)!r}, {steps:.3g} steps after the end of the data seen "
-            f"by fit or update ({label(last)!r}): forecasting up to it takes more than "
-            f"{max_steps:.3g} steps, each one network call, which would run for hours. Check "
-            f"{_argument(what)}'s time stamps (a mistyped year?), or forecast fewer steps."
-        )
+        if steps <= 1.25 * max_steps:
+            return
+    elif steps <= max_steps:
+        return
+    shown = f"{steps:.3g}"
+    if float(shown) <= max_steps:  # rounded onto the cap: "1e+08 steps, more than 1e+08"
+        shown = f"{round(steps):,}"
+    raise ValueError(
+        f"{what} reaches {label(stamp)!r}, {'about ' * (steps % 1 != 0)}{shown} steps after the "
+        f"end of the data seen by fit or update ({label(last)!r}): forecasting up to it takes "
+        f"more than {max_steps:,} steps, each one network call, which would run for hours. "
+        f"Check {_argument(what)}'s time stamps (a mistyped year?), or forecast fewer steps."
+    )
 
 
 def future_index(last, axis: TimeAxis, h: int) -> pd.Index:

@@ -639,21 +639,45 @@ def _history_like_model(history, model, path, source, args):
             "data out (the model forecasts from the data it was fitted on) or give data like "
             "what it was fitted on"
         )
-    own_freq = getattr(history.index, "freqstr", None) if not panel else None
-    if own_freq is not None and axis.kind in dated and axis.freq is not None:
-        from tsrnn._data import as_offset
-
-        if as_offset(own_freq) != as_offset(axis.freq):
-            # drawn beside the forecast, it was a history of another step than the model's
-            what = f"dataset {source!r}" if args.dataset is not None else f"{source!r}"
-            raise _InputError(
-                f"the model in {path} forecasts steps of frequency {axis.freq!r}; {what} is "
-                f"stamped at frequency {own_freq!r}: leave the data out (the model forecasts "
-                "from the data it was fitted on) or give data like what it was fitted on"
-            )
+    ratio = None if panel else _step_ratio(history.index, model._ends_[0], axis)
+    if ratio is not None and not 1 / 1.5 <= ratio <= 1.5:
+        # drawn beside the forecast, it was a history of another step than the model's
+        what = f"dataset {source!r}" if args.dataset is not None else f"{source!r}"
+        raise _InputError(
+            f"the model in {path} forecasts steps of frequency {axis.freq!r}; the time "
+            f"stamps of {what} are about {ratio:.2g} times as far apart as its steps: leave "
+            "the data out (the "
+            "model forecasts from the data it was fitted on) or give data like what it was "
+            "fitted on"
+        )
     if own_tz is not None and not own_panel and str(own_tz) != str(tz):
         history = history.tz_convert(tz)
     return history
+
+
+def _step_ratio(index, last, axis):
+    """The median spacing of a dated history's stamps over the mean length of the model's
+    next 12 steps after ``last``, or None where it cannot be told (fewer than 2 stamps,
+    stamps without a frequency). Frequencies are compared by their steps' lengths, not by
+    name: pandas infers 'D' for three weekdays of a 'B' series, and 'M' periods, 'MS' stamps
+    or '24h' and 'D' are the same steps."""
+    import pandas as pd
+
+    from tsrnn._data import as_offset
+
+    dated = ("datetime", "period")
+    if axis.kind not in dated or axis.freq is None or len(index) < 2:
+        return None
+    try:
+        stamps = index.to_timestamp() if isinstance(index, pd.PeriodIndex) else index
+        if not isinstance(stamps, pd.DatetimeIndex):
+            return None
+        start = last.to_timestamp() if isinstance(last, pd.Period) else pd.Timestamp(last)
+        step = ((start + 12 * as_offset(axis.freq)) - start) / 12
+        spacing = (stamps[1:] - stamps[:-1]).median()
+        return float(spacing / step)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _same_file(a, b) -> bool:
@@ -861,8 +885,8 @@ def _read_text(path):
     """The text of ``path``, or of standard input for ``'-'``, read once: a pipe
     (``<(...)``, ``/dev/stdin``) can be read only once, and the header is checked on the same
     text that pandas parses. Files to forecast from are small next to the memory it takes.
-    The text is UTF-8 (with or without a byte-order mark), or UTF-16 with its byte-order
-    mark."""
+    The text is UTF-8 (with or without a byte-order mark), or UTF-16 or UTF-32 with its
+    byte-order mark."""
     import codecs
     import lzma
     import tarfile
@@ -884,17 +908,37 @@ def _read_text(path):
                 tarfile.TarError) as exc:
             raise _InputError(f"cannot read {path!r}: {exc}") from None  # a corrupt archive
     name = _name(path)
+    if data.startswith(b"PK\x03\x04") and not _is_workbook(data):
+        raise _InputError(
+            f"{name!r} is a zip archive, read as one by its name only: name it .zip (an "
+            "archive of one CSV file), or unzip it"
+        )
     if data.startswith((b"PK\x03\x04", b"\xd0\xcf\x11\xe0")):  # a zip (.xlsx) or OLE (.xls)
         raise _InputError(
             f"{name!r} is not a CSV file but a binary one (an Excel workbook?); save it as CSV "
             "(in Excel: Save As, 'CSV UTF-8'), or convert it, e.g. "
             "pandas.read_excel(path).to_csv(new_path, index=False)"
         )
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16's
+        return data.decode("utf-32")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         # UTF-16 with its byte-order mark (Excel's "Unicode text", PowerShell's default):
         # the mark says the encoding, so it is read as that
         return data.decode("utf-16")
     return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
+
+
+def _is_workbook(data) -> bool:
+    """Whether zip ``data`` is an office document (an Excel workbook's ``xl/`` parts, or any
+    Open XML or OpenDocument package), not an archive of a CSV file."""
+    import io
+    import zipfile
+
+    try:
+        names = zipfile.ZipFile(io.BytesIO(data)).namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        return True  # not readable as an archive either: named as a binary file
+    return any(n.startswith("xl/") or n in ("[Content_Types].xml", "mimetype") for n in names)
 
 
 def _open_maybe_compressed(path):
@@ -2038,6 +2082,7 @@ def _check_future_follows(y, future, path, model=None, model_path=None):
         if model._layout_["ids"] is not None:
             return
         last, axis = model._ends_[0], model._layout_["axis"]
+        targets = int(model._layout_["n_targets"])
         whose = f"the data the model in {model_path!r} was fitted on"
     else:
         try:
@@ -2047,9 +2092,15 @@ def _check_future_follows(y, future, path, model=None, model_path=None):
         if data.ids is not None:
             return
         last, axis = data.ends()[0], data.axis
+        targets = int(data.values.shape[1])
         whose = "the data"
+    from tsrnn.forecaster import _MAX_FORECAST_VALUES
+
     try:
-        steps = steps_ahead(last, axis, future.index, len(future), "X")
+        # the forecaster's cap on the steps, before the steps are counted (a mistyped year
+        # beside per-second data laid a grid of 42 GiB)
+        reach = _MAX_FORECAST_VALUES // targets
+        steps = steps_ahead(last, axis, future.index, len(future), "X", max_steps=reach)
     except (ValueError, TypeError) as exc:
         try:
             early = bool(future.index[0] <= last)
@@ -2062,7 +2113,9 @@ def _check_future_follows(y, future, path, model=None, model_path=None):
                 f"to forecast; give rows from {_stamp(future_index(last, axis, 1)[0])}, the "
                 "step right after it"
             ) from None
-        raise _InputError(f"--future {path!r}: {exc}") from None
+        message = str(exc).replace("X reaches", "its rows reach").replace("X's", "its")
+        message = message.replace(" seen by fit or update", "")
+        raise _InputError(f"--future {path!r}: {_as_cli_options(message)}") from None
     if steps[0] != 1:
         raise _InputError(
             f"--future {path!r} starts {int(steps[0])} steps after the last step of {whose}: "
@@ -2168,6 +2221,12 @@ def _as_cli_options(message: str) -> str:
     message = re.sub(
         r"\bupdate\(\) the model with (?:the observed gap|the rows observed in between) first",
         "fit a model on the data up to the step before them (the command line has no update)",
+        message,
+    )
+    # time stamps as the CSV writes them, not as Python's repr: Timestamp('2020-01-01 00:00:00')
+    message = re.sub(
+        r"\b(?:Timestamp|Period)\('([^']*)'(?:, (?:tz|freq)=[^)]*)?\)",
+        lambda m: m.group(1)[:-9] if m.group(1).endswith(" 00:00:00") else m.group(1),
         message,
     )
     names = "|".join(sorted(flags, key=len, reverse=True))
