@@ -646,9 +646,8 @@ def _history_like_model(history, model, path, source, args):
         raise _InputError(
             f"the model in {path} forecasts steps of frequency {axis.freq!r}; the time "
             f"stamps of {what} are about {ratio:.2g} times as far apart as its steps: leave "
-            "the data out (the "
-            "model forecasts from the data it was fitted on) or give data like what it was "
-            "fitted on"
+            "the data out (the model forecasts from the data it was fitted on) or give data "
+            "like what it was fitted on"
         )
     if own_tz is not None and not own_panel and str(own_tz) != str(tz):
         history = history.tz_convert(tz)
@@ -2104,7 +2103,7 @@ def _check_future_follows(y, future, path, model=None, model_path=None):
     except (ValueError, TypeError) as exc:
         try:
             early = bool(future.index[0] <= last)
-        except (TypeError, ValueError):  # stamps that do not compare: the forecaster's words
+        except (TypeError, ValueError, IndexError):  # stamps that do not compare (or none)
             early = False
         if early:
             raise _InputError(
