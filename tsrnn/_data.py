@@ -759,6 +759,13 @@ def check_time_index(
 _FILL_GAPS = "Fill the gaps with asfreq and interpolate."
 
 
+def mean_step(last, axis: TimeAxis) -> pd.Timedelta:
+    """The mean length of the 12 steps after ``last`` (a stamp or a period) of a dated axis:
+    exact for steps of a fixed length, the months' or business days' average otherwise."""
+    start = last.to_timestamp() if isinstance(last, pd.Period) else pd.Timestamp(last)
+    return ((start + 12 * as_offset(axis.freq)) - start) / 12
+
+
 def _refuse_far(last, axis: TimeAxis, stamp, what, max_steps, steps=None):
     """A ``ValueError`` where ``stamp`` lies more than ``max_steps`` steps after ``last``.
 
@@ -770,9 +777,7 @@ def _refuse_far(last, axis: TimeAxis, stamp, what, max_steps, steps=None):
         if axis.kind == "period":
             steps = (stamp - last).n / as_offset(axis.freq).n  # base units over the multiple
         else:
-            start = pd.Timestamp(last)
-            twelve = (start + 12 * as_offset(axis.freq)) - start
-            steps = (stamp - start) / (twelve / 12)
+            steps = (stamp - pd.Timestamp(last)) / mean_step(last, axis)
         if steps <= 1.25 * max_steps:
             return
     elif steps <= max_steps:

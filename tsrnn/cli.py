@@ -662,7 +662,7 @@ def _step_ratio(index, last, axis):
     or '24h' and 'D' are the same steps."""
     import pandas as pd
 
-    from tsrnn._data import as_offset
+    from tsrnn._data import mean_step
 
     dated = ("datetime", "period")
     if axis.kind not in dated or axis.freq is None or len(index) < 2:
@@ -671,10 +671,8 @@ def _step_ratio(index, last, axis):
         stamps = index.to_timestamp() if isinstance(index, pd.PeriodIndex) else index
         if not isinstance(stamps, pd.DatetimeIndex):
             return None
-        start = last.to_timestamp() if isinstance(last, pd.Period) else pd.Timestamp(last)
-        step = ((start + 12 * as_offset(axis.freq)) - start) / 12
         spacing = (stamps[1:] - stamps[:-1]).median()
-        return float(spacing / step)
+        return float(spacing / mean_step(last, axis))
     except (TypeError, ValueError, OverflowError):
         return None
 
