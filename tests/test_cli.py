@@ -1774,3 +1774,31 @@ def test_a_forecast_that_is_not_finite_exits_with_status_1(series_csv, capsys, m
     assert code == 1
     assert len(out.splitlines()) == 4  # written all the same, to be looked at
     assert "tsrnn: error: 2 of the 3 forecast values written are not finite" in err
+
+
+def test_a_model_fitted_on_periods_takes_a_future_file(tmp_path, capsys):
+    """A model fitted in Python on monthly periods, with covariates, refused a --future file
+    written by to_csv: "--freq 'M' is not a pandas frequency", though no --freq was given."""
+    import joblib
+
+    from tsrnn import RNNForecaster
+
+    for freq in ("M", "Q-DEC"):
+        n = 40
+        index = pd.period_range("2010-01", periods=n, freq=freq)
+        y = pd.Series(np.sin(np.arange(n) / 2) + 5, index=index, name="y")
+        X = pd.DataFrame({"promo": (np.arange(n) % 3 == 0).astype(float)}, index=index)
+        model = RNNForecaster(max_epochs=1, hidden_size=2, random_state=0).fit(X, y)
+        saved, future = tmp_path / "m.joblib", tmp_path / "future.csv"
+        joblib.dump(model, saved)
+        ahead = pd.DataFrame(
+            {"promo": [1.0, 0.0, 0.0]},
+            index=pd.period_range(index[-1] + 1, periods=3, freq=freq).rename("period"),
+        )
+        ahead.to_csv(future)  # '2013-05', or '2019Q1'
+        code, out, _ = _run(["forecast", "--load-model", saved, "--future", future], capsys)
+        assert code == 0, freq
+        got = pd.read_csv(io.StringIO(out), index_col=0)
+        expected = model.predict(ahead)
+        assert list(got.index) == [str(p) for p in expected.index]
+        np.testing.assert_allclose(got["y"].to_numpy(), expected.to_numpy(), rtol=1e-12)

@@ -1997,6 +1997,11 @@ def _read_future(args, history, model):
         freq = getattr(history.index, "freq", None)
     if freq is None and model is not None:
         freq = getattr(model, "freq_", None)
+        if model._layout_["axis"].kind == "period":
+            # a model fitted in Python on periods: a CSV holds them as their first moments
+            # ('2024-01' for the month, as to_csv writes them), on the grid of the periods'
+            # starts ('MS'); the period's own 'M' is not a frequency of time stamps
+            freq = _period_start_freq(model._ends_[0])
     # A short --future file cannot show its own frequency: it has the history's.
     label = None if args.freq is not None else "the frequency of the history,"
     if args.freq is None and history is None:
@@ -2032,6 +2037,13 @@ def _read_future(args, history, model):
             f"--horizon {args.horizon} but --future {args.future!r} has {len(future)} rows: the "
             "forecast covers the future rows, so leave out --horizon or make them agree"
         )
+    if (
+        model is not None
+        and model._layout_["axis"].kind == "period"
+        and isinstance(future.index, pd.DatetimeIndex)
+    ):
+        # the periods' first moments, back to the model's periods (as predict takes them)
+        future.index = future.index.to_period(model._layout_["axis"].freq)
     if args.no_time_col and model is not None:
         # Without time stamps the future rows continue the data the loaded model was fitted
         # on, whatever its time axis (a CSV beside it is only drawn as history): rows numbered
@@ -2042,6 +2054,18 @@ def _read_future(args, history, model):
         start = len(history)
         future.index = pd.RangeIndex(start, start + len(future), name=history.index.name)
     return future
+
+
+def _period_start_freq(last):
+    """The time-stamp frequency of the starts of the periods after ``last`` ('MS' after
+    monthly periods, 'QS-OCT' after quarters ending in December), or None where pandas
+    cannot tell one."""
+    import pandas as pd
+
+    from tsrnn._data import inferred_freq
+
+    starts = pd.PeriodIndex([last + k for k in range(1, 5)]).to_timestamp(how="start")
+    return inferred_freq(starts)
 
 
 def _covariate_as_time_hint(args, model):
