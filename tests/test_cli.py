@@ -1681,6 +1681,10 @@ def test_utf16_files_are_read_and_workbooks_named(tmp_path, capsys):
         err = _fails(["forecast", path, *argv], capsys)
         assert "is not a CSV file but a binary one (an Excel workbook?)" in err
         assert "latin-1" not in err and "pandas.read_excel(path)" in err
+    bare = tmp_path / "bare16.csv"  # UTF-16 without its mark: '\x00d\x00a\x00t\x00e' stamps
+    bare.write_bytes(table.encode("utf-16-le"))
+    err = _fails(["forecast", bare, *argv], capsys)
+    assert "holds NUL bytes" in err and "UTF-16 or UTF-32 without a byte-order mark" in err
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "zipped.csv", "w") as archive:  # a zip named .csv

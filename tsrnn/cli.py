@@ -922,6 +922,16 @@ def _read_text(path):
         # UTF-16 with its byte-order mark (Excel's "Unicode text", PowerShell's default):
         # the mark says the encoding, so it is read as that
         return data.decode("utf-16")
+    if b"\x00" in data[:4096]:
+        # no text file holds NUL bytes: UTF-16 or UTF-32 without a byte-order mark (each
+        # ASCII character then beside a zero byte), or not text at all; read as UTF-8 it
+        # gave time stamps such as '\x00d\x00a\x00t\x00e'
+        raise _InputError(
+            f"{name!r} holds NUL bytes, which no CSV text does: it may be UTF-16 or UTF-32 "
+            "without a byte-order mark, or not a text file; save it as UTF-8 (e.g. "
+            "pandas.read_csv(path, encoding='utf-16-le').to_csv(new_path, index=False), with "
+            "the file's own encoding)"
+        )
     return data.decode("utf-8-sig")  # a UnicodeDecodeError is reported by the caller
 
 
