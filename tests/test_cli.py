@@ -1648,6 +1648,12 @@ def test_rows_wider_than_the_header_are_not_read_shifted(tmp_path, capsys):
     path.write_text("Daily sales,,\ndate,sales,promo\n" + "".join(f"{x},0\n" for x in lines))
     err = _fails(["forecast", path, *argv], capsys)
     assert "'Daily sales,,', names one column and leaves the other 2 unnamed" in err
+    path.write_text("Daily sales,\n" + table)  # of two fields: the header's names follow it
+    err = _fails(["forecast", path, *argv], capsys)
+    assert "'Daily sales,', names one column and leaves the other 1 unnamed" in err
+    path.write_text("date,\n" + "".join(f"{line}\n" for line in lines))  # a column unnamed
+    code, out, _ = _run(["forecast", path, *argv], capsys)
+    assert code == 0 and out.splitlines()[0] == "date,Unnamed: 1"
     unnamed = tmp_path / "unnamed.csv"
     unnamed.write_text("date,sales\n" + "".join(f"{line},7.5\n" for line in lines))
     err = _fails(["forecast", unnamed, *argv], capsys)

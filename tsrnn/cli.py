@@ -1295,7 +1295,7 @@ def _check_header(path, frame, text):
     and a file of one column whose name holds ';' or a tab was likely written with another
     separator."""
     header = _header(text)
-    if len(header) > 2 and header[0].strip() and not any(name.strip() for name in header[1:]):
+    if _title_line(header, frame):
         # one name and empty fields: a title cell above the table, as a spreadsheet exports
         # it ("Monthly sales,,"); pandas would read it as the header
         raise _InputError(
@@ -1324,6 +1324,36 @@ def _check_header(path, frame, text):
                 f"comma-separated files; convert it, e.g. pandas.read_csv(path, {convert})"
                 ".to_csv(new_path, index=False)"
             )
+
+
+def _title_line(header, frame) -> bool:
+    """Whether the first line is a title above the table: one name and empty fields, as a
+    spreadsheet exports a title cell ("Monthly sales,,"). Of two fields ("Monthly sales,"),
+    only where the next line holds names, not values: "date," may head an unnamed column."""
+    if len(header) < 2 or not header[0].strip() or any(n.strip() for n in header[1:]):
+        return False
+    if len(header) > 2:
+        return True
+    first = [str(v).strip() for v in frame.iloc[0]] if len(frame) else []
+
+    def name(value):
+        try:
+            float(value)
+        except ValueError:
+            return value != "" and value.lower() != "nan" and not _may_be_date(value)
+        return False
+
+    return len(first) == 2 and all(name(v) for v in first)
+
+
+def _may_be_date(value) -> bool:
+    import pandas as pd
+
+    try:
+        pd.Timestamp(value)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
 
 
 def _values_as_header(header) -> bool:
