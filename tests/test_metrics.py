@@ -536,3 +536,71 @@ def test_mase_scorer_scores_a_fitted_search():
     test = pd.Series(np.arange(20.0, 24.0))
     # shift 0 forecasts exactly: MASE 0 (through best_estimator_, not an error)
     assert make_forecast_scorer("mase")(search, test) == 0.0
+
+
+def test_masked_values_are_refused_as_score_refuses_them():
+    """The metrics read the values under a mask: a netCDF fill value of 9.97e36 was scored
+    (mae 3.3e36), and one under y_train's mask shrank MASE's scale."""
+    from tsrnn.metrics import mae, mase
+
+    hidden = np.ma.masked_array([1.0, 2.0, 9.97e36], [0, 0, 1])
+    with pytest.raises(ValueError, match=r"y_true is a masked array with 1 masked value"):
+        mae(hidden, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"y_pred is a masked array with 1 masked value"):
+        mae([1.0, 2.0, 3.0], hidden)
+    train = np.ma.masked_array([1.0, 2.0, 1e30, 3.0], [0, 0, 1, 0])
+    with pytest.raises(ValueError, match=r"y_train is a masked array .*filled\(np.nan\)"):
+        mase([1.0, 2.0], [1.0, 3.0], y_train=train)
+    assert mae(np.ma.masked_array([1.0, 2.0], [0, 0]), [1.0, 3.0]) == 0.5  # nothing masked
+
+
+def test_the_mase_scorer_takes_none_as_mase_does():
+    """make_forecast_scorer('mase', scale=None) was made, then failed every fold ("got
+    neither"); with y_train=None too it was told "not both"."""
+    from tsrnn import RNNForecaster
+    from tsrnn.metrics import make_forecast_scorer
+
+    y = pd.Series(np.sin(np.arange(60) / 3) + 5)
+    model = RNNForecaster(max_epochs=1, hidden_size=2, random_state=0).fit(y.iloc[:50])
+    expected = model.score(y.iloc[50:])
+    for kwargs in ({"scale": None}, {"y_train": None}, {"y_train": None, "scale": None}):
+        scorer = make_forecast_scorer("mase", **kwargs)
+        assert scorer(model, y.iloc[50:]) == expected, kwargs
+    with pytest.raises(ValueError, match=r"for m=2 also pass y_train"):
+        make_forecast_scorer("mase", m=2, y_train=None)
+
+
+def test_mase_scale_checks_the_time_order_of_a_one_series_panel():
+    """The order and duplicate checks ran only without a MultiIndex: a one-series panel out
+    of time order was differenced as it stood (2.33 where the sorted rows give 1.67)."""
+    t = pd.date_range("2000", periods=4, freq="D")[[0, 2, 1, 3]]
+    one = pd.Series([1.0, 3, 2, 6], index=pd.MultiIndex.from_arrays([["a"] * 4, t]))
+    with pytest.raises(ValueError, match="not in time order"):
+        mase_scale(one)
+    stamps = t.sort_values()[[0, 1, 1, 3]]
+    twice = pd.Series([1.0, 3, 2, 6], index=pd.MultiIndex.from_arrays([["a"] * 4, stamps]))
+    with pytest.raises(ValueError, match="repeats stamps"):
+        mase_scale(twice)
+    np.testing.assert_allclose(mase_scale(one.sort_index()), [5 / 3])
+
+
+def test_the_mase_scorer_forecasts_a_panel_once(monkeypatch):
+    """On a panel the scorer forecast X, threw the forecast away and returned the
+    forecaster's score, which forecast again."""
+    from tsrnn import RNNForecaster
+
+    rows = pd.date_range("2020-01-01", periods=40, freq="D")
+    panel = pd.concat(
+        {k: pd.Series(np.sin(np.arange(40) / (k + 2)) + 5, index=rows) for k in range(2)},
+        names=["id", "time"],
+    )
+    train = panel[panel.index.get_level_values(1) < rows[32]]
+    test = panel[panel.index.get_level_values(1) >= rows[32]]
+    model = RNNForecaster(max_epochs=1, hidden_size=2, random_state=0).fit(train)
+    calls = []
+    forecast = RNNForecaster._predict
+    monkeypatch.setattr(
+        RNNForecaster, "_predict", lambda self, *a, **k: calls.append(1) or forecast(self, *a, **k)
+    )
+    assert make_forecast_scorer("mase")(model, test) == model.score(test)
+    assert len(calls) == 2  # one for the scorer, one for score itself

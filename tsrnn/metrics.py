@@ -42,7 +42,7 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from tsrnn._data import MAX_MAGNITUDE, unit_scale
+from tsrnn._data import MAX_MAGNITUDE, refuse_masked, unit_scale
 
 __all__ = ["mae", "make_forecast_scorer", "mape", "mase", "mase_scale", "rmse", "smape"]
 
@@ -56,6 +56,8 @@ _MULTIOUTPUT_STRINGS = ("raw_values", "uniform_average")
 
 def _to_2d(y, name):
     """Return ``y`` as a float64 array of shape (n_rows, n_columns), after checking it."""
+    # every conversion reads the values under a mask (a fill value of 9.97e36 was scored)
+    refuse_masked(y, name, truths=name == "y_true")
     if isinstance(y, pd.DataFrame):
         if y.columns.has_duplicates:
             twice = list(dict.fromkeys(y.columns[y.columns.duplicated()]))
@@ -405,6 +407,8 @@ def mase_scale(y_train, *, m=1):
             "RNNForecaster.score or make_forecast_scorer('mase'), which scale each series on "
             "its own."
         )
+    if isinstance(index, pd.MultiIndex) and index.nlevels == 2:
+        index = index.get_level_values(1)  # one series: its time level is checked as one's
     if isinstance(index, pd.Index) and not isinstance(index, pd.MultiIndex) and len(index):
         timed = isinstance(index, pd.DatetimeIndex | pd.PeriodIndex) or (
             pd.api.types.is_numeric_dtype(index.dtype) and not isinstance(index, pd.RangeIndex)
@@ -592,7 +596,6 @@ class _ForecastScorer:
             model = _forecaster_of(estimator)
             if hasattr(model, "_refuse_unscorable"):  # an RNNForecaster
                 model._refuse_unscorable(X)
-        y_pred = estimator.predict(X)
         y_true = X if y is None else y
         metric_kwargs = dict(self._kwargs)
         if self._metric is mase and "scale" not in metric_kwargs and "y_train" not in metric_kwargs:
@@ -609,8 +612,10 @@ class _ForecastScorer:
                         "no extra arguments and is greater-is-better: drop "
                         f"{sorted(metric_kwargs) or 'greater_is_better=True'}."
                     )
+                # (before any forecast here: score makes its own, once)
                 return estimator.score(X) if y is None else estimator.score(X, y)
             metric_kwargs["scale"] = scale.reshape(-1)
+        y_pred = estimator.predict(X)
         return self._sign * self._metric(y_true, y_pred, **metric_kwargs)
 
     def __repr__(self):
@@ -747,6 +752,10 @@ def make_forecast_scorer(metric, *, greater_is_better=False, **kwargs):
             "multioutput='raw_values' gives one number per column, but a scorer must return "
             "one number: use 'uniform_average' or an array of weights."
         )
+    if metric is mase:
+        # None is mase's own default for both: absent, so that the scorer takes the fitted
+        # forecaster's scale (kept, every fold failed: "got neither")
+        kwargs = {k: v for k, v in kwargs.items() if k not in ("y_train", "scale") or v is not None}
     if metric in _METRICS.values():
         _check_scorer_kwargs(metric, kwargs)
     return _ForecastScorer(metric, 1 if greater_is_better else -1, kwargs)
