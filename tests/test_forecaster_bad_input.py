@@ -17,6 +17,7 @@ N = 48
 INDEX = pd.date_range("2000-01-01", periods=N, freq="MS")
 Y = pd.Series(np.sin(np.arange(N) / 2) + np.arange(N) / 10, index=INDEX, name="y")
 X = pd.DataFrame({"a": np.arange(N, dtype=float), "b": np.cos(np.arange(N))}, index=INDEX)
+BIG = 2**60 + np.arange(N, dtype=np.int64)  # distinct integers float64 cannot tell apart
 
 
 def with_nan(values, at=5):
@@ -65,6 +66,30 @@ FIT_CASES = [
     ("text-list", (["1.5", "2.5"] * 24,), TypeError, r"holds text"),
     ("text-objects", (np.array([1.0, "2"] * 24, dtype=object),), TypeError, r"holds text"),
     ("bool", (Y > 0,), TypeError, r"boolean.*astype\(float\)"),
+    # as a boolean array is (score refused these already)
+    ("bool-objects", (np.array([True, False] * 24, dtype=object),), TypeError, r"booleans"),
+    # float64 holds integers exactly up to 2**53 only: 2**60 + t read as one constant and was
+    # forecast flat; each form is checked before it is rounded
+    ("big-int-array", (BIG,), ValueError, r"beyond 2\*\*53.*1152921504606846976 in row 0"),
+    ("big-uint-array", (BIG.astype(np.uint64),), ValueError, r"beyond 2\*\*53"),
+    ("big-int-series", (pd.Series(BIG, index=INDEX),), ValueError, r"y - y.min\(\)"),
+    (
+        "big-nullable-int",
+        (pd.Series(BIG, index=INDEX, dtype="Int64"),),
+        ValueError,
+        r"beyond 2\*\*53",
+    ),
+    (
+        "big-int-column",
+        (pd.DataFrame({"y": Y, "n": BIG}, index=INDEX),),
+        ValueError,
+        r"\(column 'n'\), and 48 in all",
+    ),
+    ("big-int-objects", (BIG.astype(object),), ValueError, r"beyond 2\*\*53"),
+    # beyond float64's range: an OverflowError from numpy before
+    ("huge-int-objects", (np.array([10**400] * N, dtype=object),), ValueError, r"1\.000e\+400"),
+    ("big-int-list", (BIG.tolist(),), ValueError, r"beyond 2\*\*53"),
+    ("big-int-covariate", (X.assign(n=BIG), Y), ValueError, r"X holds integers.*'n'"),
     ("bool-column", (pd.DataFrame({"y": Y, "f": Y > 0}),), TypeError, r"'f'.*astype\(float\)"),
     (
         "duplicated-columns",
@@ -442,6 +467,25 @@ def test_bad_update_input_leaves_the_model_as_it_was(fitted):
 def test_score_with_bad_truth(fitted):
     with pytest.raises(ValueError, match="NaN"):
         fitted.score(with_nan(Y.iloc[40:44], at=0))
+
+
+def test_integers_float64_cannot_hold_are_refused_by_update_score_and_predict():
+    # each call reads its rows as float64 too: 2**60 + 1 would be scored, or continued, as 2**60
+    model = RNNForecaster(**TINY).fit(X, Y)
+    future = pd.date_range(INDEX[-1], periods=4, freq="MS")[1:]
+    rows = pd.DataFrame({"a": 1.0, "b": 0.0}, index=future)
+    before = model.predict(rows)
+    with pytest.raises(ValueError, match=r"y_new holds integers beyond 2\*\*53"):
+        model.update(rows, pd.Series(BIG[:3], index=future))
+    with pytest.raises(ValueError, match=r"holds integers beyond 2\*\*53.*'b'"):
+        model.predict(rows.assign(b=BIG[:3]))
+    for truth in (pd.Series(BIG[:3], index=future), BIG[:3], BIG[:3].astype(object)):
+        with pytest.raises(ValueError, match=r"holds integers beyond 2\*\*53"):
+            model.score(rows, truth)
+    pd.testing.assert_series_equal(model.predict(rows), before)  # update took nothing
+    # the largest integers float64 holds exactly are taken
+    exact = pd.Series(2**53 - np.arange(3), index=future)
+    assert np.isfinite(model.score(rows, exact))
 
 
 def test_predict_with_sparse_rows_says_so(fitted):

@@ -68,6 +68,10 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
             f"{what} holds text (dtype {arr.dtype}). Pass numbers: if the text holds numbers, "
             "convert it first, e.g. np.asarray(y, dtype=float) or pd.to_numeric(y)."
         )
+    if arr.dtype.kind == "O" and any(isinstance(v, bool | np.bool_) for v in arr.ravel()):
+        # as a boolean array is refused (and score refuses these as truths)
+        raise _boolean_target(what, f"holds booleans (dtype {arr.dtype})")
+    refuse_inexact_integers(arr, what)
     if arr.dtype.kind not in "iuf":
         try:
             arr = arr.astype(np.float64)
@@ -146,6 +150,61 @@ def check_magnitude(arr: np.ndarray, what: str, target: bool = False) -> None:
             f"(e.g. {_argument(what)} / 1e300) and fit the model on the rescaled data"
             + (", then scale the forecasts back." if target else ".")
         )
+
+
+# float64, which every value is read into, holds each integer up to 2**53 exactly; beyond
+# that neighbouring integers round to one value (2**60 + 1 reads as 2**60)
+MAX_EXACT_INT = 2**53
+
+
+def refuse_inexact_integers(values, what: str) -> None:
+    """Integers beyond :data:`MAX_EXACT_INT` in magnitude are refused before they are read as
+    float64: a series ``2**60 + t`` read as one constant and was forecast flat, without a
+    word. ``values``: a Series, a DataFrame or an array (integer dtypes, pandas' nullable
+    ones, and Python ints in an object array are checked; floats are the user's own
+    rounding already)."""
+    if isinstance(values, pd.DataFrame):
+        columns = [(c, values[c]) for c in values.columns] if values.columns.is_unique else []
+    elif isinstance(values, pd.Series):
+        columns = [(None, values)]
+    else:
+        columns = [(None, np.asarray(values))]
+    for name, col in columns:
+        if isinstance(col, pd.Series):
+            if not pd.api.types.is_integer_dtype(col.dtype):
+                continue  # object columns are refused as non-numeric where they are read
+            # nullable Int64 and UInt64 with their missing values as 0 (to_numpy() goes
+            # through float64 for them, and would round here already)
+            col = col.fillna(0).to_numpy(dtype=getattr(col.dtype, "numpy_dtype", col.dtype))
+        if col.dtype.kind == "O":
+            # Python ints of any size (bools are ints too, and small)
+            big = np.array(
+                [isinstance(v, int | np.integer) and abs(int(v)) > MAX_EXACT_INT for v in col.flat],
+                dtype=bool,
+            ).reshape(col.shape)
+        elif col.dtype.kind in "iu":
+            big = (col > MAX_EXACT_INT) | (col < -MAX_EXACT_INT)
+        else:
+            continue
+        if big.any():
+            rows = col.reshape(len(col), -1) if col.ndim else col.reshape(1, 1)
+            where = np.argwhere(big.reshape(rows.shape))[0]
+            value = str(int(rows[where[0], where[1]]))
+            digits = value.lstrip("-")
+            if len(digits) > 20:  # 10**400 in an object array: its order of magnitude
+                sign = "-" if value.startswith("-") else ""
+                value = f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+            column = f" (column {name!r})" if name is not None else ""
+            name = _argument(what)
+            raise ValueError(
+                f"{what} holds integers beyond 2**53 in magnitude: {value} in row "
+                f"{int(where[0])}{column}, and {int(big.sum())} in all. The model reads values as "
+                "float64, which holds integers exactly only up to 2**53 = "
+                f"{MAX_EXACT_INT:,}: neighbouring values would round to one (2**60 + 1 reads "
+                "as 2**60) and their differences be lost. Subtract a common offset first "
+                f"(e.g. {name} - {name}.min()) and add it back to the forecasts, or convert to "
+                f"float yourself ({name}.astype(float)) if that rounding is acceptable."
+            )
 
 
 def _panel_rows(index: pd.MultiIndex, rows: np.ndarray) -> str:
@@ -304,6 +363,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
             "(e.g. pd.get_dummies(X, columns=[...], dtype=float)) and dates as calendar "
             "features (e.g. X[col].dt.day_of_week)."
         )
+    refuse_inexact_integers(X, what)
     values = X.to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
     if not finite.all():
@@ -1180,6 +1240,7 @@ def check_target(
             refuse_complex(y, what)
             kind, ndim, columns, name = "series", 1, None, y.name
         _check_not_empty(len(y), what)
+        refuse_inexact_integers(y, what)  # before to_numpy rounds them
         values = _as_float_values(
             y.to_numpy(dtype=np.float64, na_value=np.nan), what, index=y.index
         ).reshape(len(y), -1)
