@@ -66,6 +66,23 @@ FIT_CASES = [
     ("text-list", (["1.5", "2.5"] * 24,), TypeError, r"holds text"),
     ("text-objects", (np.array([1.0, "2"] * 24, dtype=object),), TypeError, r"holds text"),
     ("bool", (Y > 0,), TypeError, r"boolean.*astype\(float\)"),
+    # numpy read stamps and durations as numbers (9.5e14 forecast); pd.to_numeric, the fix
+    # the generic message offered, does the same
+    ("stamps-array", (INDEX.to_numpy(),), TypeError, r"time stamps .*belong in the index"),
+    ("stamps-series", (pd.Series(INDEX, index=INDEX),), TypeError, r"set_index\('date'\)"),
+    ("durations-array", (np.arange(N).astype("m8[s]"),), TypeError, r"durations.*Timedelta"),
+    (
+        "durations-series",
+        (pd.Series(pd.to_timedelta(np.arange(N), unit="h"), index=INDEX),),
+        TypeError,
+        r"durations.*y / pd.Timedelta\(hours=1\)",
+    ),
+    (
+        "durations-column",
+        (pd.DataFrame({"y": Y, "t": pd.to_timedelta(np.arange(N), unit="h")}),),
+        TypeError,
+        r"durations: 't'.*y\['t'\] / pd.Timedelta",
+    ),
     # as a boolean array is (score refused these already)
     ("bool-objects", (np.array([True, False] * 24, dtype=object),), TypeError, r"booleans"),
     # float64 holds integers exactly up to 2**53 only: 2**60 + t read as one constant and was
@@ -551,6 +568,8 @@ def test_score_refuses_text_and_booleans_as_fit_does():
         model.score(np.array(["1.0", "1.1", "1.2"]))
     with pytest.raises(TypeError, match="boolean"):
         model.score(np.array([True, False, True]))
+    with pytest.raises(TypeError, match="score needs numeric true values"):
+        model.score(future.to_numpy())  # stamps were scored as nanoseconds since 1970
     assert np.isfinite(model.score(pd.Series([1.0, 1.1, 1.2], index=future)))
 
 

@@ -60,6 +60,7 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
         )
     if arr.dtype.kind == "b":
         raise _boolean_target(what)
+    refuse_time_values(arr.dtype, what)
     text = arr.dtype.kind in "US" or (
         arr.dtype.kind == "O" and any(isinstance(v, str | bytes) for v in arr.ravel())
     )
@@ -240,6 +241,26 @@ def stamp_like(dtype) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
 
 
+def refuse_time_values(dtype, what: str) -> None:
+    """Time stamps or durations as the values to forecast: numpy read them as numbers
+    (nanoseconds since 1970, or counts of the dtype's unit), which were fitted and forecast
+    (9.5e14) without a word, and ``pd.to_numeric``, which the generic message offered, does
+    the same."""
+    name = _argument(what)
+    if stamp_like(dtype):
+        raise TypeError(
+            f"{what} holds time stamps (dtype {dtype}), not values to forecast: the time stamps "
+            f"belong in the index. Pass the values with the stamps as their index, e.g. "
+            f"{name} = df.set_index('date')['sales'] for a table with those columns."
+        )
+    if pd.api.types.is_timedelta64_dtype(dtype):
+        raise TypeError(
+            f"{what} holds durations (dtype {dtype}). Convert them to numbers in the unit the "
+            f"forecasts should be in, e.g. {name} / pd.Timedelta(hours=1) (hours) or "
+            f"{name} / np.timedelta64(1, 's') (seconds)."
+        )
+
+
 def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
     dup = df.columns[df.columns.duplicated()].unique().tolist()
     if dup:
@@ -264,6 +285,14 @@ def _check_frame_numeric(df: pd.DataFrame, what: str) -> None:
             f"{name} = {name}.set_index({dates[0]!r}) (keeping the numeric target columns), "
             f"or for a long table of many series {name}.set_index(['<series id column>', "
             f"{dates[0]!r}])."
+        )
+    durations = [c for c, t in bad if pd.api.types.is_timedelta64_dtype(t)]
+    if durations:
+        name = _argument(what)
+        raise TypeError(
+            f"{what} has column(s) of durations: {', '.join(repr(c) for c in durations[:5])}. "
+            "Convert them to numbers in the unit the forecasts should be in, e.g. "
+            f"{name}[{durations[0]!r}] / pd.Timedelta(hours=1) (hours)."
         )
     texts = [c for c, _ in bad if _dates_as_text(df[c])]
     if texts:
@@ -1232,6 +1261,7 @@ def check_target(
         else:
             if pd.api.types.is_bool_dtype(y.dtype):
                 raise _boolean_target(what, f"is boolean (dtype {y.dtype})")
+            refuse_time_values(y.dtype, what)
             if not pd.api.types.is_numeric_dtype(y.dtype):
                 raise TypeError(
                     f"{what} has non-numeric values (dtype {y.dtype}). Pass numbers: convert "

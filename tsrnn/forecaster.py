@@ -2292,7 +2292,7 @@ def _to_2d(values, what) -> np.ndarray:
         arr = np.asarray(values)
         flat = arr.ravel() if arr.dtype.kind == "O" else ()
         not_numbers = (str, bytes, bool, np.bool_)
-        if arr.dtype.kind in "bUSc" or any(isinstance(v, not_numbers) for v in flat):
+        if arr.dtype.kind in "bUScmM" or any(isinstance(v, not_numbers) for v in flat):
             raise TypeError(
                 f"{what} holds {'booleans' if arr.dtype.kind == 'b' else 'non-numbers'} (dtype "
                 f"{arr.dtype}): score needs numeric true values. Convert them first, e.g. "
