@@ -11,6 +11,10 @@ fi
 if [ ! -f .venv/.tsrnn-installed ] || [ pyproject.toml -nt .venv/.tsrnn-installed ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "torch==${TSRNN_TORCH_VERSION:-2.13.0}"
-  .venv/bin/python -m pip install -q -e ".[test,plot]"
+  # setuptools prints a generic notice on every editable install with a package-dir map (that
+  # folders named like a package may shadow it), a block of '!!' in a newcomer's first run;
+  # what it warns of here (a top-level `import datasets` run from the checkout's root finds
+  # datasets/) is in API.md's layout section
+  PYTHONWARNINGS="ignore:Editable installation" .venv/bin/python -m pip install -q -e ".[test,plot]"
   touch .venv/.tsrnn-installed
 fi
