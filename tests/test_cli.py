@@ -1812,3 +1812,24 @@ def test_a_model_fitted_on_periods_takes_a_future_file(tmp_path, capsys):
         expected = model.predict(ahead)
         assert list(got.index) == [str(p) for p in expected.index]
         np.testing.assert_allclose(got["y"].to_numpy(), expected.to_numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("sep", "values", "fix"),
+    [
+        # a spreadsheet's export in many locales
+        (";", ["1000,5", "1055,25"], "sep=';', decimal=','"),
+        (";", ["1000.5", "1055.25"], "sep=';')"),  # decimal=',' would read these as text
+        ("\t", ["1000.5", "1055.25"], "sep='\\t')"),
+    ],
+    ids=["semicolon-decimal-comma", "semicolon", "tab"],
+)
+def test_files_with_another_separator_are_told_how_to_convert(tmp_path, capsys, sep, values, fix):
+    # ';' between fields and decimal commas split each row at its comma: the file was told
+    # its header named too few columns and to delete its first line as a title
+    path = tmp_path / "other.csv"
+    rows = [f"2020-0{i + 1}-01{sep}{v}" for i, v in enumerate(values)]
+    path.write_text("\n".join([f"date{sep}sales", *rows]) + "\n")
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "reads as one column named" in err and f"pandas.read_csv(path, {fix}" in err
+    assert "delete it" not in err

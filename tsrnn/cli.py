@@ -1131,6 +1131,10 @@ def _header_as_wide_as_rows(frame, text, path):
         )
         return pd.read_csv(io.StringIO(text), skipinitialspace=True, index_col=False)
     header = _header(text)
+    error = _separator_error(path, header, text)
+    if error is not None:
+        # ';' between fields and ',' as the decimal mark: a row splits at its decimal commas
+        raise error
     lines = (line for line in text.splitlines()[1:] if line.strip())
     first = next(lines, "")
     fix = (
@@ -1317,13 +1321,26 @@ def _check_header(path, frame, text):
             "holds values, which would be read as column names (and that row lost); add a "
             "header row naming the columns (e.g. date,value)"
         )
-    for sep, convert in ((";", "sep=';', decimal=','"), ("\t", "sep='\\t'")):
-        if frame.shape[1] == 1 and sep in str(frame.columns[0]):
-            raise _InputError(
-                f"{path!r} reads as one column named {str(frame.columns[0])!r}: tsrnn reads "
-                f"comma-separated files; convert it, e.g. pandas.read_csv(path, {convert})"
-                ".to_csv(new_path, index=False)"
+    if frame.shape[1] == 1 and (error := _separator_error(path, header, text)):
+        raise error
+
+
+def _separator_error(path, header, text):
+    """The error for a file whose one header name holds ';' or a tab: written with another
+    separator (a spreadsheet's export in many locales: ';' between fields, ',' as the decimal
+    mark), or None. The decimal mark is named only where the values hold commas."""
+    if len(header) != 1:
+        return None
+    for sep, shown in ((";", "';'"), ("\t", "'\\t'")):
+        if sep in header[0]:
+            rows = text.splitlines()[1:6]
+            decimal = ", decimal=','" if sep == ";" and any("," in row for row in rows) else ""
+            return _InputError(
+                f"{path!r} reads as one column named {header[0]!r}: its fields are separated "
+                f"by {shown}, and tsrnn reads comma-separated files; convert it, e.g. "
+                f"pandas.read_csv(path, sep={shown}{decimal}).to_csv(new_path, index=False)"
             )
+    return None
 
 
 def _title_line(header, frame) -> bool:
