@@ -145,6 +145,14 @@ FIT_CASES = [
     ),
     ("x-dates", (X.assign(c=INDEX), Y), ValueError, r"'c' \(datetime64.*day_of_week"),
     ("x-no-columns", (X[[]], Y), ValueError, r"no columns: pass at least one numeric"),
+    # beside an array y the time index comes from X: dates as text (read_csv without
+    # parse_dates) were left out, and the model fitted as on arrays
+    (
+        "x-dates-as-text-index",
+        (X.set_axis(INDEX.strftime("%Y-%m-%d")), Y.to_numpy()),
+        TypeError,
+        r"X's index holds dates as text \(e.g. '2000-01-01'\).*pd.to_datetime\(X.index\)",
+    ),
 ]
 
 PARAM_CASES = [

@@ -41,6 +41,7 @@ from tsrnn._data import (
     TimeAxis,
     WindowPlan,
     _check_frame_numeric,
+    _dates_as_text,
     auto_window,
     check_covariate_frame,
     check_magnitude,
@@ -1022,6 +1023,21 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 data.kind = "array"
                 data.extra["kind_from_covariates"] = True
                 return data
+        if (
+            isinstance(covs, pd.DataFrame)
+            and not isinstance(target, pd.Series | pd.DataFrame)
+            and (covs.index.dtype == object or pd.api.types.is_string_dtype(covs.index.dtype))
+            and _dates_as_text(covs.index.to_series())
+        ):
+            # pd.read_csv(..., index_col='date') without parse_dates: the stamps were left
+            # out, and the model fitted as on arrays, with no time index, without a word
+            raise TypeError(
+                f"X's index holds dates as text (e.g. {label(covs.index[0])!r}): the model "
+                "takes its time stamps from X's index beside an array y, as dates. Convert "
+                "them first, X.index = pd.to_datetime(X.index), or read the file with "
+                "pd.read_csv(..., index_col=..., parse_dates=True); or pass y as a Series "
+                "with those dates as its index."
+            )
         return check_target(target, "y")
 
     def _time_zone(self):
