@@ -136,7 +136,25 @@ FIT_CASES = [
         r"different indexes.*reindex",
     ),
     ("x-text", (X.assign(c="z"), Y), ValueError, r"non-numeric covariate column\(s\): 'c'"),
-    ("x-text-array", (X.assign(c="z").to_numpy(), Y), ValueError, r"could not convert string"),
+    ("x-text-array", (X.assign(c="z").to_numpy(), Y), ValueError, r"X holds text"),
+    # scikit-learn's conversion read these as numbers, where the same values as DataFrame
+    # columns are refused: text holding numbers, stamps as counts since 1970
+    ("x-numbers-as-text", (X.to_numpy().astype(str), Y), ValueError, r"X holds text.*dtype=float"),
+    ("x-bytes", (X.to_numpy().astype("S8"), Y), ValueError, r"X holds text"),
+    ("x-stamps-array", (INDEX.to_numpy().reshape(-1, 1), Y), ValueError, r"time stamps.*day_of"),
+    ("x-stamps-objects", (X.assign(d=INDEX).to_numpy(), Y), ValueError, r"time stamps"),
+    (
+        "x-durations-array",
+        (np.arange(N).astype("m8[h]").reshape(-1, 1), Y),
+        ValueError,
+        r"durations.*np.timedelta64\(1, 'h'\)",
+    ),
+    (
+        "x-sparse-column",
+        (X.astype({"a": pd.SparseDtype(float)}), Y),
+        ValueError,
+        r"sparse column\(s\) \['a'\].*X\[\['a'\]\].sparse.to_dense\(\)",
+    ),
     (
         "x-category",
         (X.assign(c=pd.Categorical(["u", "v"] * (N // 2))), Y),
@@ -511,6 +529,42 @@ def test_integers_float64_cannot_hold_are_refused_by_update_score_and_predict():
     # the largest integers float64 holds exactly are taken
     exact = pd.Series(2**53 - np.arange(3), index=future)
     assert np.isfinite(model.score(rows, exact))
+
+
+def test_covariates_of_later_calls_are_checked_as_fit_checks_them():
+    model = RNNForecaster(**TINY).fit(X, Y)
+    future = pd.date_range(INDEX[-1], periods=4, freq="MS")[1:]
+    with pytest.raises(ValueError, match=r"^X holds time stamps"):
+        model.predict(future.to_numpy().reshape(-1, 1).repeat(2, axis=1))
+    with pytest.raises(ValueError, match=r"^X_new holds text"):
+        model.update(np.array([["1.0", "2.0"]] * 3), np.ones(3))
+    with pytest.raises(TypeError, match=r"not numbers.*NAType"):
+        model.score(np.ones((3, 2)), np.array([1.0, pd.NA, 2.0], dtype=object))
+
+
+@pytest.mark.parametrize(
+    "labels", [[0, 1], pd.MultiIndex.from_tuples([("x", "a"), ("x", "b")])], ids=["ints", "tuples"]
+)
+def test_covariate_frames_with_labels_that_are_not_strings_keep_fits_order(labels):
+    # scikit-learn checks feature names only where they are strings: the same int labels
+    # reordered were read by position, and the forecast changed without a word
+    covs = X.set_axis(labels, axis=1)
+    model = RNNForecaster(**TINY).fit(covs.iloc[:40], Y.iloc[:40])
+    rows = covs.iloc[40:43]
+    forecast = model.predict(rows)
+    reordered = rows[rows.columns[::-1]]
+    want = re.escape(str(list(labels)))
+    with pytest.raises(ValueError, match=rf"but fit saw {want}.*reorder them"):
+        model.predict(reordered)
+    with pytest.raises(ValueError, match=r"reorder them"):
+        model.score(reordered, Y.iloc[40:43])
+    with pytest.raises(ValueError, match=r"^X_new has the covariate columns"):
+        model.update(reordered, Y.iloc[40:43])
+    with pytest.raises(ValueError, match=r"fitted on .*same columns in the same order"):
+        model.predict(rows.iloc[:, :1])
+    # fit's labels in fit's order, or an array (no labels: by position), are read as before
+    pd.testing.assert_series_equal(model.predict(rows), forecast)
+    np.testing.assert_array_equal(model.predict(rows.to_numpy()), forecast.to_numpy())
 
 
 def test_predict_with_sparse_rows_says_so(fitted):

@@ -16,6 +16,7 @@ W window length, H steps emitted at once, B batch.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import numbers
 import re
 import threading
@@ -358,6 +359,33 @@ def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
         )
 
 
+def _check_covariate_array(X, what: str) -> None:
+    """Covariates given as an array or nested lists, before scikit-learn's conversion to
+    float64, which read time stamps as counts since 1970 and text as the numbers it holds,
+    where the same values as DataFrame columns (and as targets) are refused."""
+    if X is None or hasattr(X, "tocsr") or isinstance(X, pd.Series):
+        return  # sparse matrices and Series get scikit-learn's (or the callers') messages
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        return  # ragged: scikit-learn's message
+    values = arr.ravel() if arr.dtype.kind == "O" else ()
+    times = (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)
+    if arr.dtype.kind in "mM" or any(isinstance(v, times) for v in values):
+        raise ValueError(
+            f"{what} holds time stamps or durations (dtype {arr.dtype}), which would be read as "
+            "counts of their unit: covariates must be numbers. Encode dates as calendar "
+            "features (e.g. pd.DatetimeIndex(dates).day_of_week) and durations in a unit "
+            "(e.g. durations / np.timedelta64(1, 'h'))."
+        )
+    if arr.dtype.kind in "US" or any(isinstance(v, str | bytes) for v in values):
+        raise ValueError(
+            f"{what} holds text (dtype {arr.dtype}): covariates must be numbers. Convert text "
+            "that holds numbers first (e.g. np.asarray(X, dtype=float)) and encode categories "
+            "as numbers (e.g. pd.get_dummies)."
+        )
+
+
 def check_covariate_frame(X, what: str = "X") -> None:
     """Covariates given as a DataFrame: at least one column, every column numeric (or
     boolean), all values finite; else an error that names the columns and the fix. Arrays are
@@ -365,6 +393,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
     A dict, or a list of pandas objects, is refused (:func:`refuse_pandas_collections`)."""
     refuse_pandas_collections(X, what)
     if not isinstance(X, pd.DataFrame):
+        _check_covariate_array(X, what)
         return
     if X.shape[1] == 0:
         raise ValueError(
@@ -384,6 +413,15 @@ def check_covariate_frame(X, what: str = "X") -> None:
         for c, t in dtypes
         if not (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))
     ]
+    sparse = [c for c, t in dtypes if isinstance(t, pd.SparseDtype)]
+    if sparse:
+        # scikit-learn turns them into a sparse matrix, then refuses it with a fix for arrays
+        # (.toarray()), or fails first ("fill value must be 0": a float column's default fill
+        # is NaN)
+        raise ValueError(
+            f"{what} has sparse column(s) {sparse[:5]}: the model reads dense covariates. "
+            f"Convert them first, {what}[{sparse!r}] = {what}[{sparse!r}].sparse.to_dense()."
+        )
     if bad:
         kinds = ", ".join(f"{c!r} ({t})" for c, t in bad[:5])
         raise ValueError(

@@ -949,7 +949,13 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "feature_names_in_": x_names,
             "device_": device,
             "backend_": backend,
-            "_layout_": self._layout(data, covariates),
+            "_layout_": self._layout(
+                data,
+                covariates,
+                covs.columns
+                if covariates and isinstance(covs, pd.DataFrame) and x_names is None
+                else None,
+            ),
             "_ends_": data.ends(),
             # integer time: each series' first label (update and score refuse rows numbered
             # 0, 1, ... that may be its own)
@@ -991,7 +997,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         return {"problem": problem, "attrs": attrs}
 
     @staticmethod
-    def _layout(data: SeriesData, covariates: bool) -> dict:
+    def _layout(data: SeriesData, covariates: bool, x_columns=None) -> dict:
         return {
             "kind": data.kind,
             "ndim": data.ndim,
@@ -1003,6 +1009,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "covariates": covariates,
             "n_targets": data.n_columns,
             "kind_from_covariates": data.extra.get("kind_from_covariates", False),
+            # a covariate frame's labels where scikit-learn keeps no feature names (labels
+            # that are not all strings: ints, a MultiIndex), so that later frames are checked
+            "x_columns": x_columns,
         }
 
     def _target_with_index(self, target, covs) -> SeriesData:
@@ -1657,6 +1666,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "per step and one column per covariate, as at fit. Pass X.to_frame() (for a "
                 "single covariate, named as at fit)."
             )
+        self._check_covariate_labels(X, "X")
         x = validate_data(
             self, X, reset=False, dtype=np.float64, ensure_all_finite=True, ensure_2d=True
         )
@@ -1981,6 +1991,27 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         s = self.mase_scale_[series]
         return -float(np.mean(np.where(s > 0, e / np.where(s > 0, s, 1.0), e).mean(axis=1)))
 
+    def _check_covariate_labels(self, X, what: str) -> None:
+        """A covariate frame whose labels are not all strings must have fit's labels, in fit's
+        order: scikit-learn checks names only where they are strings, and a frame of the same
+        int labels reordered was read by position, its forecast changed without a word."""
+        fitted = self._layout_.get("x_columns")  # (absent from models saved before it)
+        if fitted is None or not isinstance(X, pd.DataFrame) or X.columns.equals(fitted):
+            return
+        got, want = list(X.columns), list(fitted)
+        if len(got) == len(want) and sorted(map(str, got)) == sorted(map(str, want)):
+            fix = f"reorder them, e.g. {what}[{want!r}]"
+            if list(map(str, got)) == list(map(str, want)):
+                fix = f"give them fit's labels, e.g. {what}.columns = {want!r}"
+            raise ValueError(
+                f"{what} has the covariate columns {got}, but fit saw {want}: the model reads "
+                f"covariates by position, so {fix}."
+            )
+        raise ValueError(
+            f"{what} has the covariate columns {got}, but the model was fitted on {want}: pass "
+            "the same columns in the same order (rename them if only their labels changed)."
+        )
+
     def _check_target_columns(self, target, what: str) -> None:
         """A DataFrame of target rows must have the columns ``fit`` saw, in the same order:
         the network reads them by position (an array, which has no names, is taken as is)."""
@@ -2107,6 +2138,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         x_new = None
         if covs is not None:
             check_covariate_frame(covs, "X_new")
+            self._check_covariate_labels(covs, "X_new")
             x_new = validate_data(
                 self,
                 covs,
@@ -2315,7 +2347,13 @@ def _to_2d(values, what) -> np.ndarray:
                 "np.asarray(y, dtype=float) for numbers written as text."
             )
         refuse_inexact_integers(arr, what)
-        arr = arr.astype(np.float64)
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:  # pd.NA, None beside numbers, a dict, ...
+            raise TypeError(
+                f"{what} holds values that are not numbers (dtype {arr.dtype}): {exc}. score "
+                "needs numeric true values: pass the steps that have them."
+            ) from None
     if arr.ndim not in (1, 2):
         raise ValueError(
             f"{what} has {arr.ndim} dimension(s) {arr.shape}: score needs the true values as "
