@@ -567,6 +567,23 @@ def test_covariate_frames_with_labels_that_are_not_strings_keep_fits_order(label
     np.testing.assert_array_equal(model.predict(rows.to_numpy()), forecast.to_numpy())
 
 
+@pytest.mark.skipif(
+    np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant,
+    reason="np.longdouble is float64 on this platform: nothing is lost reading it",
+)
+def test_long_doubles_are_refused_only_where_float64_merges_their_values():
+    # 1e17 + 10 sin(t) read in steps of 16 (3 distinct values of 48), and was forecast flat
+    wave = 10 * np.sin(np.arange(N) / 3).astype(np.longdouble)
+    merged = pd.Series(np.longdouble(1e17) + wave, index=INDEX)
+    with pytest.raises(ValueError, match=r"long doubles.*48 distinct values would read as 3"):
+        RNNForecaster(**TINY).fit(merged)
+    with pytest.raises(ValueError, match=r"long doubles"):
+        RNNForecaster(**TINY).fit(merged.to_numpy())
+    # every long double rounds in its last bits: values float64 keeps apart are read
+    model = RNNForecaster(**TINY).fit(pd.Series(wave, index=INDEX))
+    assert np.isfinite(model.predict(2)).all()
+
+
 def test_predict_with_sparse_rows_says_so(fitted):
     import scipy.sparse as sp
 

@@ -73,7 +73,7 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
     if arr.dtype.kind == "O" and any(isinstance(v, bool | np.bool_) for v in arr.ravel()):
         # as a boolean array is refused (and score refuses these as truths)
         raise _boolean_target(what, f"holds booleans (dtype {arr.dtype})")
-    refuse_inexact_integers(arr, what)
+    refuse_inexact_values(arr, what)
     if arr.dtype.kind not in "iuf":
         try:
             arr = arr.astype(np.float64)
@@ -159,12 +159,33 @@ def check_magnitude(arr: np.ndarray, what: str, target: bool = False) -> None:
 MAX_EXACT_INT = 2**53
 
 
-def refuse_inexact_integers(values, what: str) -> None:
-    """Integers beyond :data:`MAX_EXACT_INT` in magnitude are refused before they are read as
-    float64: a series ``2**60 + t`` read as one constant and was forecast flat, without a
-    word. ``values``: a Series, a DataFrame or an array (integer dtypes, pandas' nullable
-    ones, and Python ints in an object array are checked; floats are the user's own
-    rounding already)."""
+def _refuse_merged_long_doubles(col: np.ndarray, name, what: str) -> None:
+    """Long doubles whose distinct (finite) values float64 would merge: their differences,
+    which the model reads, would be lost. Any long double rounds in its last bits; only a
+    loss of distinct values is refused."""
+    finite = col[np.isfinite(col)]
+    distinct = np.unique(finite).size
+    kept = np.unique(finite.astype(np.float64)).size
+    if kept < distinct:
+        column = f" (column {name!r})" if name is not None else ""
+        arg = _argument(what)
+        raise ValueError(
+            f"{what} holds long doubles (dtype {col.dtype}){column} that float64, in which the "
+            f"model computes, cannot tell apart: its {distinct} distinct values would read as "
+            f"{kept}, and their differences be lost. Subtract a common offset first, in long "
+            f"double (e.g. {arg} - {arg}.min()), and add it back to the forecasts, or convert "
+            f"to float64 yourself ({arg}.astype(float)) if that rounding is acceptable."
+        )
+
+
+def refuse_inexact_values(values, what: str) -> None:
+    """Values float64 cannot hold apart are refused before they are read as float64:
+    integers beyond :data:`MAX_EXACT_INT` in magnitude (a series ``2**60 + t`` read as one
+    constant and was forecast flat, without a word), and long doubles (float128) whose
+    distinct values would merge (``1e17 + 10 sin(t)`` read in steps of 16). ``values``: a
+    Series, a DataFrame or an array (integer dtypes, pandas' nullable ones, Python ints in
+    an object array, and long doubles are checked; float64 and narrower floats are read as
+    they are)."""
     if isinstance(values, pd.DataFrame):
         columns = [(c, values[c]) for c in values.columns] if values.columns.is_unique else []
     elif isinstance(values, pd.Series):
@@ -173,11 +194,15 @@ def refuse_inexact_integers(values, what: str) -> None:
         columns = [(None, np.asarray(values))]
     for name, col in columns:
         if isinstance(col, pd.Series):
-            if not pd.api.types.is_integer_dtype(col.dtype):
+            wide = col.dtype.kind == "f" and col.dtype.itemsize > 8
+            if not pd.api.types.is_integer_dtype(col.dtype) and not wide:
                 continue  # object columns are refused as non-numeric where they are read
             # nullable Int64 and UInt64 with their missing values as 0 (to_numpy() goes
             # through float64 for them, and would round here already)
             col = col.fillna(0).to_numpy(dtype=getattr(col.dtype, "numpy_dtype", col.dtype))
+        if col.dtype.kind == "f" and col.dtype.itemsize > 8:
+            _refuse_merged_long_doubles(col, name, what)
+            continue
         if col.dtype.kind == "O":
             # Python ints of any size (bools are ints too, and small)
             big = np.array(
@@ -430,7 +455,7 @@ def check_covariate_frame(X, what: str = "X") -> None:
             "(e.g. pd.get_dummies(X, columns=[...], dtype=float)) and dates as calendar "
             "features (e.g. X[col].dt.day_of_week)."
         )
-    refuse_inexact_integers(X, what)
+    refuse_inexact_values(X, what)
     values = X.to_numpy(dtype=np.float64, na_value=np.nan)
     finite = np.isfinite(values)
     if not finite.all():
@@ -1308,7 +1333,7 @@ def check_target(
             refuse_complex(y, what)
             kind, ndim, columns, name = "series", 1, None, y.name
         _check_not_empty(len(y), what)
-        refuse_inexact_integers(y, what)  # before to_numpy rounds them
+        refuse_inexact_values(y, what)  # before to_numpy rounds them
         values = _as_float_values(
             y.to_numpy(dtype=np.float64, na_value=np.nan), what, index=y.index
         ).reshape(len(y), -1)

@@ -59,7 +59,7 @@ from tsrnn._data import (
     panel_seasons,
     quiet,
     refuse_complex,
-    refuse_inexact_integers,
+    refuse_inexact_values,
     refuse_masked,
     refuse_pandas_collections,
     revert_base,
@@ -2324,7 +2324,7 @@ def _to_2d(values, what) -> np.ndarray:
         )
     if isinstance(values, pd.DataFrame):
         _check_frame_numeric(values, what)
-        refuse_inexact_integers(values, what)
+        refuse_inexact_values(values, what)
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     elif isinstance(values, pd.Series):
         dtype = values.dtype
@@ -2334,7 +2334,7 @@ def _to_2d(values, what) -> np.ndarray:
                 "first (pd.to_numeric for numbers written as text)."
             )
         refuse_complex(values, what)
-        refuse_inexact_integers(values, what)
+        refuse_inexact_values(values, what)
         arr = values.to_numpy(dtype=np.float64, na_value=np.nan)
     else:
         arr = np.asarray(values)
@@ -2346,7 +2346,7 @@ def _to_2d(values, what) -> np.ndarray:
                 f"{arr.dtype}): score needs numeric true values. Convert them first, e.g. "
                 "np.asarray(y, dtype=float) for numbers written as text."
             )
-        refuse_inexact_integers(arr, what)
+        refuse_inexact_values(arr, what)
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:  # pd.NA, None beside numbers, a dict, ...
