@@ -604,3 +604,30 @@ def test_the_mase_scorer_forecasts_a_panel_once(monkeypatch):
     )
     assert make_forecast_scorer("mase")(model, test) == model.score(test)
     assert len(calls) == 2  # one for the scorer, one for score itself
+
+
+@pytest.mark.parametrize("metric", ["mae", "mase"])
+def test_scorers_refuse_a_target_only_forecaster_behind_transformers(metric):
+    # the transformers scale the target itself: the forecasts came in their units and were
+    # compared with the raw truths (MAE 95 on forecasts near -1 of values near 100)
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from tsrnn import RNNForecaster
+
+    y = 100 + 10 * np.sin(np.arange(60) / 3)
+    model = RNNForecaster(hidden_size=4, max_epochs=2, random_state=0, n_threads=1)
+    pipe = make_pipeline(StandardScaler(), model).fit(y[:50].reshape(-1, 1))
+    scorer = make_forecast_scorer(metric)
+    with pytest.raises(ValueError, match=r"target only .*\['standardscaler'\].*fit\(X, y\)"):
+        scorer(pipe, y[50:].reshape(-1, 1))
+    # and through a fitted search (nested cross-validation scores the search)
+    fold = [(np.arange(40), np.arange(40, 50))]
+    search = GridSearchCV(pipe, {"rnnforecaster__hidden_size": [4]}, cv=fold)
+    search.fit(y[:50].reshape(-1, 1))
+    with pytest.raises(ValueError, match=r"target only"):
+        scorer(search, y[50:].reshape(-1, 1))
+    # a passthrough step transforms nothing: scored as the forecaster alone
+    bare = make_pipeline("passthrough", model).fit(y[:50])
+    assert scorer(bare, y[50:]) == pytest.approx(scorer(bare[-1], y[50:]))

@@ -902,3 +902,72 @@ def test_weights_whose_trial_forecasts_overflow_are_not_chosen(monkeypatch):
     assert RNNForecaster(**settings).fit(y)._weight_ > 0  # the network's outputs help here
     monkeypatch.setattr(_training, "forecast", overflowing)
     assert RNNForecaster(**settings).fit(y)._weight_ == 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# cross-validation of a panel (a review's findings)
+# --------------------------------------------------------------------------------------------
+
+
+def _two_series(n=40):
+    t = np.arange(n)
+    parts = [
+        pd.Series(
+            scale * np.sin(t / 3) + 10,
+            index=pd.MultiIndex.from_arrays(
+                [[sid] * n, pd.date_range("2020-01-01", periods=n, freq="D")], names=["id", "day"]
+            ),
+        )
+        for sid, scale in (("a", 5.0), ("b", 50.0))
+    ]
+    return pd.concat(parts)
+
+
+def test_the_mase_scorer_scores_a_nested_search_of_a_panel_by_mase():
+    # a fitted search's score uses the search's own scoring: the 'mase' column of nested
+    # cross-validation held the inner search's MAE
+    from sklearn.model_selection import cross_validate
+
+    from tsrnn.metrics import make_forecast_scorer
+
+    panel = _two_series()
+    inner = GridSearchCV(
+        RNNForecaster(**TINY),
+        {"hidden_size": [3, 4]},
+        cv=PanelSplit(n_splits=2, test_size=4),
+        scoring=make_forecast_scorer("mae"),
+    )
+    outer = PanelSplit(n_splits=2, test_size=4)
+    scoring = {"mase": make_forecast_scorer("mase"), "mae": make_forecast_scorer("mae")}
+    result = cross_validate(inner, panel, cv=outer, scoring=scoring, return_estimator=True)
+    for k, (_, test) in enumerate(outer.split(panel)):
+        best = result["estimator"][k].best_estimator_
+        assert result["test_mase"][k] == pytest.approx(best.score(panel.iloc[test]), rel=1e-12)
+        assert result["test_mase"][k] != pytest.approx(result["test_mae"][k])
+
+
+def test_score_warns_where_a_panel_was_split_as_one_series():
+    # TimeSeriesSplit cuts the panel's rows, not its time: series 'a' wholly in training, 'b'
+    # scored on dates the model saw 'a' at
+    from sklearn.model_selection import TimeSeriesSplit
+
+    panel = _two_series()
+    splits = list(TimeSeriesSplit(n_splits=2, test_size=10).split(panel))
+    with pytest.warns(UserWarning, match=r"series 'b' from 2020-01-.*PanelSplit"):
+        cross_val_score(RNNForecaster(**TINY), panel, cv=splits, error_score="raise")
+    # PanelSplit's folds end every series' training rows before its test rows: no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scores = cross_val_score(
+            RNNForecaster(**TINY), panel, cv=PanelSplit(n_splits=2, test_size=4)
+        )
+    assert np.isfinite(scores).all()
+    # ragged ends ('a' 10 rows short, 'b' 5): truths after every training row are scored
+    # without a word; 'a' on days the model saw 'b' at is warned of
+    a, b = panel.loc[["a"]], panel.loc[["b"]]
+    model = RNNForecaster(**TINY).fit(pd.concat([a.iloc[:-10], b.iloc[:-5]]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert np.isfinite(model.score(b.iloc[-5:-2]))
+    with pytest.warns(UserWarning, match=r"series 'a' from 2020-01-31.*the latest: 2020-02-04"):
+        model.score(a.iloc[-10:-7])

@@ -1173,7 +1173,9 @@ def steps_ahead(
                 if _argument(what) == "y_new"
                 else "Forecasts (predict's, and score's of its true values) are of the steps "
                 "after that end only, not in-sample: pass rows after the training end (or a "
-                "plain array, taken as continuing it)."
+                "plain array, taken as continuing it). In cross-validation, split with "
+                "cv=TimeSeriesSplit(...) (tsrnn.model_selection.PanelSplit for a panel): "
+                "scikit-learn's default cv (KFold) trains on rows after the test rows."
             )
         )
     return steps

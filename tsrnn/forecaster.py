@@ -957,6 +957,9 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 else None,
             ),
             "_ends_": data.ends(),
+            # the training data's ends, which update leaves as they are (score's look-ahead
+            # warning on panels compares with them)
+            "_fit_ends_": data.ends(),
             # integer time: each series' first label (update and score refuse rows numbered
             # 0, 1, ... that may be its own)
             "_starts_": (
@@ -1955,6 +1958,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         if self._is_training_tail(truth, t_arr):
             raise ValueError(_IN_SAMPLE_SCORE)
+        if true is not None and self._layout_["ids"] is not None:
+            self._warn_look_ahead(true, tname)
         if true is None and isinstance(truth, pd.Series | pd.DataFrame):
             self._refuse_zero_based(truth.index, tname)
         elif true is not None and self._layout_["ids"] is not None:
@@ -1990,6 +1995,35 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         e /= count[:, None]
         s = self.mase_scale_[series]
         return -float(np.mean(np.where(s > 0, e / np.where(s > 0, s, 1.0), e).mean(axis=1)))
+
+    def _warn_look_ahead(self, true: SeriesData, tname: str) -> None:
+        """A panel's truths that start at or before another series' last training row: the
+        global model trained on that series' values of the dates it is scored on.
+        scikit-learn's TimeSeriesSplit on a panel's rows does this (one series wholly in
+        training, the next scored on earlier dates), without a word before."""
+        ends = getattr(self, "_fit_ends_", None)  # (absent from models saved before it)
+        if ends is None:
+            return
+        try:
+            latest = max(ends)
+            for j in range(true.n_series):
+                first = true.index[j][0]
+                if first <= latest:
+                    break
+            else:
+                return
+        except TypeError:  # stamps that do not compare (an index of other kinds)
+            return
+        warnings.warn(
+            f"{tname} holds true values of series {label(true.ids[j])!r} from {first}, at or "
+            f"before the end of other series' training rows (the latest: {latest}): the "
+            "global model was trained on those series' "
+            "values of the dates it is scored on. To cross-validate a panel, split it with "
+            "tsrnn.model_selection.PanelSplit, which cuts every series at the same time "
+            "points.",
+            UserWarning,
+            stacklevel=3,
+        )
 
     def _check_covariate_labels(self, X, what: str) -> None:
         """A covariate frame whose labels are not all strings must have fit's labels, in fit's

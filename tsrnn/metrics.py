@@ -594,6 +594,7 @@ class _ForecastScorer:
             # refuses what its own score refuses: no y after a fit with covariates, and the
             # training rows as the truth (cross_validate's train scores: NaN, as score's).
             model = _forecaster_of(estimator)
+            _refuse_target_transformers(estimator, model)
             if hasattr(model, "_refuse_unscorable"):  # an RNNForecaster
                 model._refuse_unscorable(X)
         y_true = X if y is None else y
@@ -612,8 +613,10 @@ class _ForecastScorer:
                         "no extra arguments and is greater-is-better: drop "
                         f"{sorted(metric_kwargs) or 'greater_is_better=True'}."
                     )
-                # (before any forecast here: score makes its own, once)
-                return estimator.score(X) if y is None else estimator.score(X, y)
+                # (before any forecast here: score makes its own, once); the forecaster's
+                # score, not a fitted search's, which scores by the search's own scoring
+                model, X = _forecaster_and_rows(estimator, X)
+                return model.score(X) if y is None else model.score(X, y)
             metric_kwargs["scale"] = scale.reshape(-1)
         y_pred = estimator.predict(X)
         return self._sign * self._metric(y_true, y_pred, **metric_kwargs)
@@ -635,6 +638,46 @@ def _short_repr(value):
 
 
 _SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
+
+
+def _forecaster_and_rows(estimator, X):
+    """The fitted forecaster inside ``estimator`` and ``X`` as it reaches it: through a
+    Pipeline's transformers (as ``Pipeline.score`` passes it) and a fitted search's best
+    estimator (whose ``score`` would use the search's own ``scoring``: a nested search
+    scored by MAE gave its MAE in the 'mase' column)."""
+    model = estimator
+    while not _has_scale(model):
+        if hasattr(model, "_final_estimator") and hasattr(model, "steps"):
+            X = model[:-1].transform(X) if len(model.steps) > 1 else X
+            model = model._final_estimator
+        elif hasattr(model, "best_estimator_"):
+            model = model.best_estimator_
+        else:
+            break
+    return model, X
+
+
+def _refuse_target_transformers(estimator, model):
+    """A target-only forecaster behind transformers in a Pipeline: they transform the target
+    itself, so its forecasts come in their units, which the scorer compared with the raw
+    truths (a StandardScaler's: MAE 95 on forecasts of about -1 for values of about 100)."""
+    while estimator is not model:
+        steps = getattr(estimator, "steps", None)
+        if steps is not None:
+            active = [name for name, step in steps[:-1] if step not in (None, "passthrough")]
+            if active and not getattr(model, "_layout_", {}).get("covariates", True):
+                raise ValueError(
+                    f"the forecaster was fitted on a target only (fit(y)) behind the "
+                    f"transformer(s) {active} of a Pipeline: they transformed the target "
+                    "itself, so its forecasts come in their units, not the truths'. Use "
+                    "transformers with covariates, fit(X, y), where they act on X; the "
+                    "forecaster scales the target itself (its scaler parameter)."
+                )
+            estimator = estimator._final_estimator
+        elif hasattr(estimator, "best_estimator_"):
+            estimator = estimator.best_estimator_
+        else:
+            return
 
 
 def _forecaster_of(estimator):
