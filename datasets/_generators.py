@@ -21,6 +21,7 @@ from ._validation import (
     check_random_state,
     check_real,
     check_reals,
+    finite_output,
     time_index,
 )
 
@@ -71,6 +72,19 @@ def _steps_per(duration, dt, name, func, *, low=0):
             f"number, e.g. {name}={max(steps, low) * dt:.6g}."
         )
     return steps
+
+
+def auto_burn_in(radius: float, n: int) -> int:
+    """``make_ar``'s burn-in where none is given: until the start's influence (decaying like
+    ``radius**t``) is below 1e-8, at least 100 and at most 1,000,000 steps, and within the
+    step cap where ``n`` leaves room (``n = 1e8`` itself was refused for the 100 steps of a
+    burn-in the user never asked for).
+
+    >>> auto_burn_in(0.8, 500), auto_burn_in(0.99, 500), auto_burn_in(0.8, MAX_STEPS - 40)
+    (100, 1833, 40)
+    """
+    decay = math.ceil(math.log(1e-8) / math.log(radius)) if radius > 0 else 0
+    return max(0, min(max(100, decay), 1_000_000, MAX_STEPS - n))
 
 
 def make_sine_mixture(
@@ -172,6 +186,7 @@ def make_sine_mixture(
     values = np.sin(2.0 * np.pi * t[:, None] / periods + phases) @ amplitudes
     if noise > 0:
         values += noise * rng.standard_normal(n)
+    finite_output(values, func, "amplitudes or noise")
     return pd.Series(values, index=index, name="y")
 
 
@@ -213,7 +228,7 @@ def make_ar(
         Steps simulated and discarded before the first returned value. None picks
         :math:`\max(100, \lceil \log 10^{-8} / \log r \rceil)` where :math:`r < 1` is the
         largest modulus of the inverse roots (the start's influence decays like
-        :math:`r^t`), at most 1,000,000.
+        :math:`r^t`), at most 1,000,000, and at most what ``n`` leaves of the 1e8-step cap.
     start : str or datetime-like, default="2000-01-01"
         First time stamp, rolled forward onto the ``freq`` grid as :func:`pandas.date_range`
         does (with ``freq="W"``, weeks ending on Sunday, 2000-01-01 gives 2000-01-02).
@@ -269,8 +284,7 @@ def make_ar(
             f"phi_2 - phi_1 < 1 and |phi_2| < 1)."
         )
     if burn_in is None:
-        decay = math.ceil(math.log(1e-8) / math.log(radius)) if radius > 0 else 0
-        burn_in = min(max(100, decay), 1_000_000)
+        burn_in = auto_burn_in(radius, n)
     else:
         burn_in = check_int(burn_in, "burn_in", func, low=0)
     # a huge burn_in (or n) ran out of memory in numpy, as a MemoryError naming 74 GiB
@@ -297,7 +311,9 @@ def make_ar(
                 x += coefs[i] * values[t - 1 - i]
             values[t] = x
         innovations = np.asarray(values[p:])
-    return pd.Series(innovations[burn_in:] + mean, index=index, name="y")
+    values = innovations[burn_in:] + mean
+    finite_output(values, func, "sigma or mean")
+    return pd.Series(values, index=index, name="y")
 
 
 def make_mackey_glass(
@@ -457,6 +473,7 @@ def make_mackey_glass(
         history.append(x)
     if noise > 0:
         out += noise * rng.standard_normal(n)
+    finite_output(out, func, "noise")
     return pd.Series(out, index=index, name="y")
 
 
@@ -596,6 +613,7 @@ def make_lorenz(
             )
     if noise > 0:
         out += noise * rng.standard_normal((n, 3))
+    finite_output(out, func, "noise")
     return pd.DataFrame(out, index=index, columns=["x", "y", "z"])
 
 
@@ -701,7 +719,7 @@ def make_panel(
         unit="values",
         fix="lower n_series or max_length",
     )
-    calendar = time_index(max_length, start, freq, func)
+    calendar = time_index(max_length, start, freq, func, steps="max_length")
     rng = check_random_state(random_state, func)
 
     # Per-series parameters, shape (N, 1) so they broadcast over the calendar (N, S).
@@ -739,4 +757,6 @@ def make_panel(
         names=["series", "time"],
         verify_integrity=False,
     )
-    return pd.Series(values[observed], index=index, name="y")
+    values = values[observed]
+    finite_output(values, func, "noise")
+    return pd.Series(values, index=index, name="y")

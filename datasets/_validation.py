@@ -115,22 +115,46 @@ def check_random_state(random_state, func) -> np.random.Generator:
     )
 
 
-def pandas_suggestion(err: Exception) -> str | None:
-    """The alias pandas suggests in its error for a retired or mistyped frequency ('M' ->
-    'ME', 'H' -> 'h'), or None."""
+def _suggested(err: Exception) -> str | None:
     found = re.search(r"Please use '([^']+)' instead|Did you mean ([^?\s]+)\?", str(err))
     return (found.group(1) or found.group(2)) if found else None
 
 
-def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
-    """``n`` regular time stamps from ``start`` with frequency ``freq``, or a teaching error."""
+def pandas_suggestion(err: Exception, freq=None) -> str | None:
+    """The alias pandas suggests in its error for a retired or mistyped frequency ('M' ->
+    'ME', 'H' -> 'h'), or None. With ``freq``, the suggestion is asked again until pandas
+    takes it (pandas 3 suggests 'Y' for 'A', and then 'YE' for 'Y'), with ``freq``'s
+    multiple put back ('2A' -> '2YE': pandas' suggestion drops it)."""
+    found = _suggested(err)
+    if found is None or freq is None:
+        return found
+    for _ in range(3):
+        try:
+            pd.tseries.frequencies.to_offset(found)
+            break
+        except (TypeError, ValueError) as again:
+            better = _suggested(again)
+            if better is None or better == found:
+                return None
+            found = better
+    else:
+        return None
+    multiple = re.match(r"\s*(\d+)", str(freq))
+    if multiple and not re.match(r"\d", found):
+        found = multiple.group(1) + found
+    return found
+
+
+def time_index(n, start, freq, func, name="time", steps="n") -> pd.DatetimeIndex:
+    """``n`` regular time stamps from ``start`` with frequency ``freq``, or a teaching error
+    (``steps``: the parameter that sets ``n``, named in it)."""
     pandas_says = ""
     try:
         offset = pd.tseries.frequencies.to_offset(freq)
     except (TypeError, ValueError) as err:
         offset = None
         # pandas names the current spelling of a retired or mistyped alias ('M' -> 'ME')
-        found = pandas_suggestion(err)
+        found = pandas_suggestion(err, freq)
         pandas_says = f"pandas suggests {found!r}. " if found else ""
     if offset is None:
         _fail(
@@ -183,11 +207,23 @@ def time_index(n, start, freq, func, name="time") -> pd.DatetimeIndex:
         # pandas' message ("Out of bounds timestamp: 10001999-01-01") names no parameter
         raise ValueError(
             f"{func}: {n:,} steps of freq={freq!r} from start={str(start)!r} run past the "
-            f"last date pandas can represent ({err}). Ask for fewer steps (n), or a shorter "
-            "freq."
+            f"last date pandas can represent ({err}). Ask for fewer steps ({steps}), or a "
+            "shorter freq."
         ) from None
     if len(index) != n or not index.is_monotonic_increasing or not index.is_unique:
         # an offset whose n is positive but that stands still or runs backwards
         # (pd.DateOffset(days=-1), pd.DateOffset(months=0))
         backwards()
     return index
+
+
+def finite_output(values, func, scales: str) -> None:
+    """Values that overflowed (``make_ar(sigma=1e308)``: every value inf or NaN, with only
+    numpy's RuntimeWarning) are refused, naming the parameters that set their scale."""
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(values)
+    if not finite.all():
+        raise ValueError(
+            f"{func}: {int((~finite).sum())} of {finite.size} generated values overflowed to "
+            f"inf or NaN: float64 holds magnitudes up to 1.8e308. Lower {scales}."
+        )

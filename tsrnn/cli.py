@@ -1734,7 +1734,7 @@ def _apply_freq(index, freq, where, label=None, *, panel=False):
         from tsrnn.datasets._validation import pandas_suggestion
 
         # pandas names the current spelling of a retired alias ('M' -> 'ME', 'H' -> 'h')
-        suggested = pandas_suggestion(err)
+        suggested = pandas_suggestion(err, freq)
         hint = f"; pandas suggests {suggested!r}" if suggested else ""
         start = {"M": "MS", "Q": "QS", "Y": "YS", "A": "YS"}.get(freq)
         if suggested and start:

@@ -24,6 +24,18 @@ def test_doctests_pass(name):
 
 
 @pytest.mark.parametrize("name", tsrnn.datasets.__all__)
+def test_every_public_function_has_examples_that_run(name):
+    # test_doctests_pass counts a module's examples: a function with an empty Examples
+    # section passed it
+    function = getattr(tsrnn.datasets, name)
+    (test,) = doctest.DocTestFinder(recurse=False).find(function, name)
+    assert test.examples, f"{name} has no examples"
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda _: None)
+    assert runner.summarize(verbose=False).failed == 0
+
+
+@pytest.mark.parametrize("name", tsrnn.datasets.__all__)
 def test_public_functions_have_numpydoc_sections(name):
     doc = inspect.getdoc(getattr(tsrnn.datasets, name))
     sections = ["Returns", "Examples"]

@@ -290,6 +290,9 @@ BAD = [
     # a retired alias: pandas' suggestion is passed on ('M' is month end, not 'MS')
     (make_ar, {"freq": "M"}, ValueError, r"'freq'.*pandas suggests 'ME'"),
     (make_ar, {"freq": "H"}, ValueError, r"'freq'.*pandas suggests 'h'"),
+    # pandas 3 suggests 'Y' for 'A', which it refuses too, and drops the multiple
+    (make_ar, {"freq": "A"}, ValueError, r"'freq'.*pandas suggests 'YE'"),
+    (make_ar, {"freq": "2A-JUN"}, ValueError, r"'freq'.*pandas suggests '2YE-JUN'"),
     (make_ar, {"start": 5}, TypeError, r"'start'.*a date, not a number.*nanoseconds"),
     (make_panel, {"start": 2000}, TypeError, r"'start' parameter of make_panel.*not a number"),
     (
@@ -441,3 +444,37 @@ def test_dates_past_what_pandas_holds_name_n_and_freq(make):
     # (pandas 2 holds dates up to 2262, pandas 3's date_range up to year 294,000 or so)
     with pytest.raises(ValueError, match=r"10,000,000 steps of freq='YS'.*pandas can represent"):
         make(10**7, freq="YS", random_state=0)
+
+
+def test_a_panel_past_pandas_dates_names_max_length():
+    # make_panel has no n: the error told the user to lower it
+    with pytest.raises(ValueError, match=r"fewer steps \(max_length\)"):
+        make_panel(2, min_length=10, max_length=400_000, freq="YS")
+
+
+def test_the_automatic_burn_in_leaves_room_for_n_up_to_the_cap():
+    # make_ar(n=1e8), which the docs allow, was refused for the automatic burn-in's 100 steps
+    from tsrnn.datasets._generators import MAX_STEPS, auto_burn_in
+
+    assert auto_burn_in(0.8, 500) == 100
+    assert auto_burn_in(0.999, 500) == math.ceil(math.log(1e-8) / math.log(0.999))
+    assert auto_burn_in(0.8, MAX_STEPS - 40) == 40
+    assert auto_burn_in(0.8, MAX_STEPS) == 0
+
+
+@pytest.mark.parametrize(
+    ("make", "kwargs", "scales"),
+    [
+        (make_ar, {"sigma": 1e308}, "sigma or mean"),
+        (make_sine_mixture, {"noise": 1e308}, "amplitudes or noise"),
+        (make_mackey_glass, {"n": 50, "noise": 1e308}, "noise"),
+        (make_lorenz, {"n": 50, "noise": 1e308}, "noise"),
+        (make_panel, {"n_series": 2, "noise": 1e308}, "noise"),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_values_that_overflow_are_refused(make, kwargs, scales):
+    # they came back inf or NaN, with numpy's RuntimeWarning alone
+    with pytest.raises(ValueError, match=rf"overflowed to inf or NaN.*Lower {scales}\.$"):
+        with np.errstate(over="ignore", invalid="ignore"):
+            make(random_state=0, **kwargs)
