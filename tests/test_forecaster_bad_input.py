@@ -70,6 +70,12 @@ FIT_CASES = [
     # the generic message offered, does the same
     ("stamps-array", (INDEX.to_numpy(),), TypeError, r"time stamps .*belong in the index"),
     ("stamps-series", (pd.Series(INDEX, index=INDEX),), TypeError, r"set_index\('date'\)"),
+    (
+        "stamps-objects",
+        (np.array(list(INDEX), dtype=object),),
+        TypeError,
+        r"time stamps \(objects such as Timestamp",
+    ),
     ("durations-array", (np.arange(N).astype("m8[s]"),), TypeError, r"durations.*Timedelta"),
     (
         "durations-series",
@@ -87,7 +93,7 @@ FIT_CASES = [
     ("bool-objects", (np.array([True, False] * 24, dtype=object),), TypeError, r"booleans"),
     # float64 holds integers exactly up to 2**53 only: 2**60 + t read as one constant and was
     # forecast flat; each form is checked before it is rounded
-    ("big-int-array", (BIG,), ValueError, r"beyond 2\*\*53.*1152921504606846976 in row 0"),
+    ("big-int-array", (BIG,), ValueError, r"beyond 2\*\*53.*48 distinct values would read as 1,"),
     ("big-uint-array", (BIG.astype(np.uint64),), ValueError, r"beyond 2\*\*53"),
     ("big-int-series", (pd.Series(BIG, index=INDEX),), ValueError, r"y - y.min\(\)"),
     (
@@ -100,13 +106,19 @@ FIT_CASES = [
         "big-int-column",
         (pd.DataFrame({"y": Y, "n": BIG}, index=INDEX),),
         ValueError,
-        r"\(column 'n'\), and 48 in all",
+        r"y \(column 'n'\) holds integers beyond 2\*\*53",
     ),
     ("big-int-objects", (BIG.astype(object),), ValueError, r"beyond 2\*\*53"),
     # beyond float64's range: an OverflowError from numpy before
-    ("huge-int-objects", (np.array([10**400] * N, dtype=object),), ValueError, r"1\.000e\+400"),
+    (
+        "huge-int-objects",
+        (np.array([10**400] * N, dtype=object),),
+        ValueError,
+        r"beyond float64's range .*1\.000e\+400",
+    ),
     ("big-int-list", (BIG.tolist(),), ValueError, r"beyond 2\*\*53"),
-    ("big-int-covariate", (X.assign(n=BIG), Y), ValueError, r"X holds integers.*'n'"),
+    ("big-int-covariate", (X.assign(n=BIG), Y), ValueError, r"X \(column 'n'\) holds integers"),
+    ("big-int-covariate-array", (np.c_[np.arange(N), BIG], Y), ValueError, r"X \(column 1\) holds"),
     ("bool-column", (pd.DataFrame({"y": Y, "f": Y > 0}),), TypeError, r"'f'.*astype\(float\)"),
     (
         "duplicated-columns",
@@ -520,7 +532,7 @@ def test_integers_float64_cannot_hold_are_refused_by_update_score_and_predict():
     before = model.predict(rows)
     with pytest.raises(ValueError, match=r"y_new holds integers beyond 2\*\*53"):
         model.update(rows, pd.Series(BIG[:3], index=future))
-    with pytest.raises(ValueError, match=r"holds integers beyond 2\*\*53.*'b'"):
+    with pytest.raises(ValueError, match=r"'b'\) holds integers beyond 2\*\*53"):
         model.predict(rows.assign(b=BIG[:3]))
     for truth in (pd.Series(BIG[:3], index=future), BIG[:3], BIG[:3].astype(object)):
         with pytest.raises(ValueError, match=r"holds integers beyond 2\*\*53"):
@@ -529,6 +541,19 @@ def test_integers_float64_cannot_hold_are_refused_by_update_score_and_predict():
     # the largest integers float64 holds exactly are taken
     exact = pd.Series(2**53 - np.arange(3), index=future)
     assert np.isfinite(model.score(rows, exact))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [10**16 + 10**12 * np.arange(N), 2**60 + 1024 * np.arange(N)],
+    ids=["counter", "multiples-of-1024"],
+)
+def test_integers_beyond_2_53_that_float64_keeps_apart_are_read(values):
+    # a counter near 1e16 growing by 1e12 a step rounds (if at all) in its last bits, as any
+    # float does: it was refused for its magnitude alone (found by a review)
+    assert np.unique(values.astype(np.float64)).size == N
+    model = RNNForecaster(**TINY).fit(pd.Series(values, index=INDEX))
+    assert np.isfinite(model.predict(2)).all()
 
 
 def test_covariates_of_later_calls_are_checked_as_fit_checks_them():

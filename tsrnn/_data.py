@@ -61,7 +61,7 @@ def _as_float_values(values, what: str, columns=None, index=None) -> np.ndarray:
         )
     if arr.dtype.kind == "b":
         raise _boolean_target(what)
-    refuse_time_values(arr.dtype, what)
+    refuse_time_values(arr if arr.dtype == object else arr.dtype, what)
     text = arr.dtype.kind in "US" or (
         arr.dtype.kind == "O" and any(isinstance(v, str | bytes) for v in arr.ravel())
     )
@@ -159,78 +159,80 @@ def check_magnitude(arr: np.ndarray, what: str, target: bool = False) -> None:
 MAX_EXACT_INT = 2**53
 
 
-def _refuse_merged_long_doubles(col: np.ndarray, name, what: str) -> None:
-    """Long doubles whose distinct (finite) values float64 would merge: their differences,
-    which the model reads, would be lost. Any long double rounds in its last bits; only a
-    loss of distinct values is refused."""
-    finite = col[np.isfinite(col)]
-    distinct = np.unique(finite).size
-    kept = np.unique(finite.astype(np.float64)).size
-    if kept < distinct:
-        column = f" (column {name!r})" if name is not None else ""
-        arg = _argument(what)
-        raise ValueError(
-            f"{what} holds long doubles (dtype {col.dtype}){column} that float64, in which the "
-            f"model computes, cannot tell apart: its {distinct} distinct values would read as "
-            f"{kept}, and their differences be lost. Subtract a common offset first, in long "
-            f"double (e.g. {arg} - {arg}.min()), and add it back to the forecasts, or convert "
-            f"to float64 yourself ({arg}.astype(float)) if that rounding is acceptable."
-        )
+def _may_round(dtype) -> bool:
+    """Dtypes whose values float64 may not hold: integers (pandas' nullable ones too),
+    objects (Python ints of any size), long doubles."""
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+        return pd.api.types.is_integer_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
+    return dtype.kind in "iuO" or (dtype.kind == "f" and dtype.itemsize > 8)
 
 
 def refuse_inexact_values(values, what: str) -> None:
-    """Values float64 cannot hold apart are refused before they are read as float64:
+    """Values that float64 cannot tell apart are refused before they are read as float64:
     integers beyond :data:`MAX_EXACT_INT` in magnitude (a series ``2**60 + t`` read as one
-    constant and was forecast flat, without a word), and long doubles (float128) whose
-    distinct values would merge (``1e17 + 10 sin(t)`` read in steps of 16). ``values``: a
-    Series, a DataFrame or an array (integer dtypes, pandas' nullable ones, Python ints in
-    an object array, and long doubles are checked; float64 and narrower floats are read as
-    they are)."""
+    constant and was forecast flat, without a word) and long doubles (``1e17 + 10 sin(t)``
+    read in steps of 16), where distinct values would merge. Rounding that keeps them apart
+    (a counter of 1e16 + 1e12 t, any long double's last bits) is float64's own, as for any
+    float. Python ints beyond float64's range are refused too. ``values``: a Series, a
+    DataFrame or an array; float64 and narrower floats are not looked at."""
     if isinstance(values, pd.DataFrame):
-        columns = [(c, values[c]) for c in values.columns] if values.columns.is_unique else []
+        columns = [(c, values[c]) for c, t in zip(values.columns, values.dtypes) if _may_round(t)]
     elif isinstance(values, pd.Series):
-        columns = [(None, values)]
+        columns = [(None, values)] if _may_round(values.dtype) else []
     else:
-        columns = [(None, np.asarray(values))]
+        arr = np.asarray(values)
+        if not _may_round(arr.dtype):
+            columns = []
+        elif arr.ndim == 2:  # each column on its own, as a frame's
+            columns = [(j, arr[:, j]) for j in range(arr.shape[1])]
+        else:
+            columns = [(None, arr.ravel())]
     for name, col in columns:
         if isinstance(col, pd.Series):
-            wide = col.dtype.kind == "f" and col.dtype.itemsize > 8
-            if not pd.api.types.is_integer_dtype(col.dtype) and not wide:
-                continue  # object columns are refused as non-numeric where they are read
-            # nullable Int64 and UInt64 with their missing values as 0 (to_numpy() goes
+            if col.dtype == object:
+                continue  # refused as non-numeric where a Series or column is read
+            # nullable Int64 and UInt64 without their missing values (to_numpy() goes
             # through float64 for them, and would round here already)
-            col = col.fillna(0).to_numpy(dtype=getattr(col.dtype, "numpy_dtype", col.dtype))
-        if col.dtype.kind == "f" and col.dtype.itemsize > 8:
-            _refuse_merged_long_doubles(col, name, what)
-            continue
+            col = col.dropna().to_numpy(dtype=getattr(col.dtype, "numpy_dtype", col.dtype))
+        column = f" (column {name!r})" if name is not None else ""
         if col.dtype.kind == "O":
             # Python ints of any size (bools are ints too, and small)
-            big = np.array(
-                [isinstance(v, int | np.integer) and abs(int(v)) > MAX_EXACT_INT for v in col.flat],
-                dtype=bool,
-            ).reshape(col.shape)
+            ints = [
+                int(v)
+                for v in col.flat
+                if isinstance(v, int | np.integer) and not isinstance(v, bool)
+            ]
+            if not ints or max(map(abs, ints)) <= MAX_EXACT_INT:
+                continue
+            huge = [v for v in ints if abs(v) > int(np.finfo(np.float64).max)]
+            if huge:
+                digits = str(abs(huge[0]))
+                shown = f"{'-' if huge[0] < 0 else ''}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+                raise ValueError(
+                    f"{what}{column} holds integers beyond float64's range (1.8e308), e.g. "
+                    f"{shown}, and {len(huge)} in all: rescale them first (the model reads "
+                    "values as float64)."
+                )
+            distinct, kept = len(set(ints)), np.unique(np.array(ints, dtype=np.float64)).size
+            kind = "integers beyond 2**53"
         elif col.dtype.kind in "iu":
-            big = (col > MAX_EXACT_INT) | (col < -MAX_EXACT_INT)
-        else:
-            continue
-        if big.any():
-            rows = col.reshape(len(col), -1) if col.ndim else col.reshape(1, 1)
-            where = np.argwhere(big.reshape(rows.shape))[0]
-            value = str(int(rows[where[0], where[1]]))
-            digits = value.lstrip("-")
-            if len(digits) > 20:  # 10**400 in an object array: its order of magnitude
-                sign = "-" if value.startswith("-") else ""
-                value = f"{sign}{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
-            column = f" (column {name!r})" if name is not None else ""
-            name = _argument(what)
+            if not ((col > MAX_EXACT_INT) | (col < -MAX_EXACT_INT)).any():
+                continue
+            distinct, kept = np.unique(col).size, np.unique(col.astype(np.float64)).size
+            kind = "integers beyond 2**53"
+        else:  # long doubles
+            finite = col[np.isfinite(col)]
+            distinct, kept = np.unique(finite).size, np.unique(finite.astype(np.float64)).size
+            kind = f"long doubles (dtype {col.dtype})"
+        if kept < distinct:
+            arg = _argument(what)
             raise ValueError(
-                f"{what} holds integers beyond 2**53 in magnitude: {value} in row "
-                f"{int(where[0])}{column}, and {int(big.sum())} in all. The model reads values as "
-                "float64, which holds integers exactly only up to 2**53 = "
-                f"{MAX_EXACT_INT:,}: neighbouring values would round to one (2**60 + 1 reads "
-                "as 2**60) and their differences be lost. Subtract a common offset first "
-                f"(e.g. {name} - {name}.min()) and add it back to the forecasts, or convert to "
-                f"float yourself ({name}.astype(float)) if that rounding is acceptable."
+                f"{what}{column} holds {kind} that float64, in which the model computes, cannot "
+                f"tell apart: its {distinct} distinct values would read as {kept}, and their "
+                "differences be lost (float64 holds every integer exactly only up to 2**53 = "
+                f"{MAX_EXACT_INT:,}; 2**60 + 1 reads as 2**60). Subtract a common offset first "
+                f"(e.g. {arg} - {arg}.min()) and add it back to the forecasts, or convert to "
+                f"float yourself ({arg}.astype(float)) if that rounding is acceptable."
             )
 
 
@@ -267,21 +269,34 @@ def stamp_like(dtype) -> bool:
     return pd.api.types.is_datetime64_any_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
 
 
+# Python's and numpy's time objects, as they sit in object arrays
+TIME_OBJECTS = (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)
+
+
 def refuse_time_values(dtype, what: str) -> None:
     """Time stamps or durations as the values to forecast: numpy read them as numbers
     (nanoseconds since 1970, or counts of the dtype's unit), which were fitted and forecast
     (9.5e14) without a word, and ``pd.to_numeric``, which the generic message offered, does
-    the same."""
+    the same. An object array is refused by its first time object, if any."""
     name = _argument(what)
+    if isinstance(dtype, np.ndarray):  # an object array: the kind of its first time object
+        first = next((v for v in dtype.flat if isinstance(v, TIME_OBJECTS)), None)
+        if first is None:
+            return
+        stamps = not isinstance(first, datetime.timedelta | np.timedelta64)
+        dtype = np.dtype("M8[ns]" if stamps else "m8[ns]")
+        dtype_text = f"objects such as {first!r}"
+    else:
+        dtype_text = f"dtype {dtype}"
     if stamp_like(dtype):
         raise TypeError(
-            f"{what} holds time stamps (dtype {dtype}), not values to forecast: the time stamps "
+            f"{what} holds time stamps ({dtype_text}), not values to forecast: the time stamps "
             f"belong in the index. Pass the values with the stamps as their index, e.g. "
             f"{name} = df.set_index('date')['sales'] for a table with those columns."
         )
     if pd.api.types.is_timedelta64_dtype(dtype):
         raise TypeError(
-            f"{what} holds durations (dtype {dtype}). Convert them to numbers in the unit the "
+            f"{what} holds durations ({dtype_text}). Convert them to numbers in the unit the "
             f"forecasts should be in, e.g. {name} / pd.Timedelta(hours=1) (hours) or "
             f"{name} / np.timedelta64(1, 's') (seconds)."
         )
@@ -395,8 +410,7 @@ def _check_covariate_array(X, what: str) -> None:
     except (TypeError, ValueError):
         return  # ragged: scikit-learn's message
     values = arr.ravel() if arr.dtype.kind == "O" else ()
-    times = (datetime.date, datetime.timedelta, np.datetime64, np.timedelta64)
-    if arr.dtype.kind in "mM" or any(isinstance(v, times) for v in values):
+    if arr.dtype.kind in "mM" or any(isinstance(v, TIME_OBJECTS) for v in values):
         raise ValueError(
             f"{what} holds time stamps or durations (dtype {arr.dtype}), which would be read as "
             "counts of their unit: covariates must be numbers. Encode dates as calendar "
@@ -409,6 +423,7 @@ def _check_covariate_array(X, what: str) -> None:
             "that holds numbers first (e.g. np.asarray(X, dtype=float)) and encode categories "
             "as numbers (e.g. pd.get_dummies)."
         )
+    refuse_inexact_values(arr, what)  # as a frame's integer columns
 
 
 def check_covariate_frame(X, what: str = "X") -> None:

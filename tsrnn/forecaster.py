@@ -1958,8 +1958,6 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             )
         if self._is_training_tail(truth, t_arr):
             raise ValueError(_IN_SAMPLE_SCORE)
-        if true is not None and self._layout_["ids"] is not None:
-            self._warn_look_ahead(true, tname)
         if true is None and isinstance(truth, pd.Series | pd.DataFrame):
             self._refuse_zero_based(truth.index, tname)
         elif true is not None and self._layout_["ids"] is not None:
@@ -1968,6 +1966,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 if k >= 0:
                     series = f"{tname} (series {label(self._layout_['ids'][k])!r})"
                     self._refuse_zero_based(true.index[j], series, k)
+        if true is not None and self._layout_["ids"] is not None:
+            self._warn_look_ahead(true, tname)  # (after the refusals: a truth refused is not)
         pred = self._predict(X)
         p_arr = np.asarray(pred, dtype=np.float64).reshape(len(pred), -1)
         if t_arr.shape != p_arr.shape:
@@ -2017,10 +2017,11 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
         warnings.warn(
             f"{tname} holds true values of series {label(true.ids[j])!r} from {first}, at or "
             f"before the end of other series' training rows (the latest: {latest}): the "
-            "global model was trained on those series' "
-            "values of the dates it is scored on. To cross-validate a panel, split it with "
-            "tsrnn.model_selection.PanelSplit, which cuts every series at the same time "
-            "points.",
+            "global model was trained on those series' values of the dates it is scored on, "
+            "so the score may be better than a forecast made on those dates would get. A "
+            "panel whose series end at different times gives this by design; to "
+            "cross-validate a panel, split it with tsrnn.model_selection.PanelSplit, which "
+            "cuts every series at the same time points.",
             UserWarning,
             stacklevel=3,
         )

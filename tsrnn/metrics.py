@@ -594,7 +594,7 @@ class _ForecastScorer:
             # refuses what its own score refuses: no y after a fit with covariates, and the
             # training rows as the truth (cross_validate's train scores: NaN, as score's).
             model = _forecaster_of(estimator)
-            _refuse_target_transformers(estimator, model)
+            _refuse_target_transformers(estimator, model, X)
             if hasattr(model, "_refuse_unscorable"):  # an RNNForecaster
                 model._refuse_unscorable(X)
         y_true = X if y is None else y
@@ -640,15 +640,17 @@ def _short_repr(value):
 _SCALE_ATTRIBUTES = ("mase_scale_", "_mase_scale_")
 
 
-def _forecaster_and_rows(estimator, X):
-    """The fitted forecaster inside ``estimator`` and ``X`` as it reaches it: through a
-    Pipeline's transformers (as ``Pipeline.score`` passes it) and a fitted search's best
-    estimator (whose ``score`` would use the search's own ``scoring``: a nested search
-    scored by MAE gave its MAE in the 'mase' column)."""
+def _forecaster_and_rows(estimator, X=None):
+    """The fitted forecaster inside ``estimator`` (a Pipeline's last step, a fitted search's
+    best estimator, or ``estimator`` itself) and ``X`` as it reaches it, through the
+    Pipelines' transformers as ``Pipeline.score`` passes it (``X=None``: not transformed).
+    Scoring calls the forecaster's own ``score``: a fitted search's scores by the search's
+    ``scoring``, and a nested search scored by MAE gave its MAE in the 'mase' column."""
     model = estimator
     while not _has_scale(model):
-        if hasattr(model, "_final_estimator") and hasattr(model, "steps"):
-            X = model[:-1].transform(X) if len(model.steps) > 1 else X
+        if hasattr(model, "_final_estimator"):
+            if X is not None and len(getattr(model, "steps", ())) > 1:
+                X = model[:-1].transform(X)
             model = model._final_estimator
         elif hasattr(model, "best_estimator_"):
             model = model.best_estimator_
@@ -657,41 +659,32 @@ def _forecaster_and_rows(estimator, X):
     return model, X
 
 
-def _refuse_target_transformers(estimator, model):
-    """A target-only forecaster behind transformers in a Pipeline: they transform the target
-    itself, so its forecasts come in their units, which the scorer compared with the raw
-    truths (a StandardScaler's: MAE 95 on forecasts of about -1 for values of about 100)."""
-    while estimator is not model:
-        steps = getattr(estimator, "steps", None)
-        if steps is not None:
-            active = [name for name, step in steps[:-1] if step not in (None, "passthrough")]
-            if active and not getattr(model, "_layout_", {}).get("covariates", True):
-                raise ValueError(
-                    f"the forecaster was fitted on a target only (fit(y)) behind the "
-                    f"transformer(s) {active} of a Pipeline: they transformed the target "
-                    "itself, so its forecasts come in their units, not the truths'. Use "
-                    "transformers with covariates, fit(X, y), where they act on X; the "
-                    "forecaster scales the target itself (its scaler parameter)."
-                )
-            estimator = estimator._final_estimator
-        elif hasattr(estimator, "best_estimator_"):
-            estimator = estimator.best_estimator_
-        else:
-            return
-
-
 def _forecaster_of(estimator):
-    """The fitted forecaster inside ``estimator``: a Pipeline's last step, a fitted search's
-    best estimator (nested cross-validation scores the search), or ``estimator`` itself."""
-    model = estimator
-    while not _has_scale(model):
-        if hasattr(model, "_final_estimator"):
-            model = model._final_estimator
-        elif hasattr(model, "best_estimator_"):
-            model = model.best_estimator_
-        else:
-            break
-    return model
+    """The fitted forecaster inside ``estimator`` (see :func:`_forecaster_and_rows`)."""
+    return _forecaster_and_rows(estimator)[0]
+
+
+def _refuse_target_transformers(estimator, model, X):
+    """A target-only forecaster behind Pipeline transformers that change the target: its
+    forecasts come in their units, which the scorer compared with the raw truths (a
+    StandardScaler's: MAE 95 on forecasts of about -1 for values of about 100). Transformers
+    that leave the values as they are (an imputer on complete rows) pass."""
+    if getattr(model, "_layout_", {}).get("covariates", True) or model is estimator:
+        return
+    _, reached = _forecaster_and_rows(estimator, X)
+    try:
+        same = np.allclose(
+            np.asarray(reached, dtype=np.float64), np.asarray(X, dtype=np.float64), equal_nan=True
+        )
+    except (TypeError, ValueError):  # another shape or kind: certainly changed
+        same = False
+    if not same:
+        raise ValueError(
+            "the forecaster was fitted on a target only (fit(y)) behind transformers of a "
+            "Pipeline that change the target's values: its forecasts come in their units, not "
+            "the truths'. Use transformers with covariates, fit(X, y), where they act on X; "
+            "the forecaster scales the target itself (its scaler parameter)."
+        )
 
 
 def _fitted_mase_scale(estimator):
