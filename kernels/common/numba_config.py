@@ -1,7 +1,9 @@
 """The one Numba policy: every ``@njit`` in tsrnn takes its options from here.
 
 ``cache=True`` stores compiled machine code next to the module (or in ``NUMBA_CACHE_DIR``), so
-a fresh process loads kernels from disk instead of compiling them again. ``fastmath`` allows
+a fresh process loads kernels from disk instead of compiling them again; a cached kernel is
+compiled again when any Numba source of ``tsrnn.kernels`` changes, not only its own module
+(:mod:`~tsrnn.kernels.common.numba_cache`). ``fastmath`` allows
 reassociation and contraction (so dot products vectorise) but not ``nnan``/``ninf``: a NaN that
 enters a kernel must come out as a NaN, never be optimised away.
 
@@ -30,6 +32,7 @@ import threading
 
 import numba
 
+from tsrnn.kernels.common import numba_cache
 from tsrnn.kernels.common._threads import threads_from_environment as _threads_from_environment
 from tsrnn.kernels.common._threads import torch_threads
 
@@ -39,14 +42,26 @@ NJIT_OPTIONS = dict(nogil=True, cache=True, fastmath=FASTMATH, error_model="nump
 PARALLEL_OPTIONS = dict(NJIT_OPTIONS, parallel=True)
 
 
+numba_cache.install()
+
+
+def _jit(args, options):
+    """``numba.njit(*args, **options)``, the function marked as tsrnn's first, so that its
+    cache is kept in step with every kernel source (:mod:`numba_cache`)."""
+    if len(args) == 1 and callable(args[0]):  # @njit, bare
+        return numba.njit(numba_cache.mark(args[0]), **options)
+    decorate = numba.njit(*args, **options)
+    return lambda func: decorate(numba_cache.mark(func))
+
+
 def njit(*args, **kwargs):
     """``numba.njit`` with the project's options (serial)."""
-    return numba.njit(*args, **{**NJIT_OPTIONS, **kwargs})
+    return _jit(args, {**NJIT_OPTIONS, **kwargs})
 
 
 def njit_parallel(*args, **kwargs):
     """``numba.njit`` with the project's options and ``parallel=True`` (use ``prange``)."""
-    return numba.njit(*args, **{**PARALLEL_OPTIONS, **kwargs})
+    return _jit(args, {**PARALLEL_OPTIONS, **kwargs})
 
 
 @contextlib.contextmanager
