@@ -14,6 +14,9 @@ stamp that adds, to Numba's own, a digest of the contents of every Numba source 
 ``tsrnn.kernels`` (:func:`sources_digest`: each ``.py`` file of the package but the Triton
 ones, ``triton_*.py``): an edit to any of them compiles the kernels again at their next use,
 once; a file written again unchanged (a ``git checkout`` back and forth) keeps the cache.
+The digest is that of the sources when the package was imported (:class:`Snapshot`): a
+process whose kernel sources changed while it ran caches what it compiles under a stamp
+that no other process gives.
 The locators are Numba's own, in Numba's order (``NUMBA_CACHE_DIR``, then beside the
 modules, then the user's cache folder), with only the stamp extended; functions that are not
 tsrnn's keep Numba's. A ``NUMBA_CACHE_LOCATOR_CLASSES`` set by the user replaces Numba's
@@ -50,35 +53,58 @@ def kernel_sources(root: Path = ROOT) -> list[Path]:
     )
 
 
-_digests: dict[tuple, str] = {}
+def _stats(files: list[Path]) -> tuple:
+    return tuple((str(p), os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in files)
 
 
 def sources_digest(root: Path = ROOT) -> str:
-    """SHA-256 of the paths (relative to ``root``) and contents of :func:`kernel_sources`.
-
-    Read again whenever a file's modification time or size changes (a stat per file per
-    call), so that an edit made while a process runs counts at its next compilation."""
-    files = kernel_sources(root)
-    key = (str(root), *((str(p), *_stat(p)) for p in files))
-    digest = _digests.get(key)
-    if digest is None:
-        h = hashlib.sha256()
-        for p in files:
-            h.update(p.relative_to(root).as_posix().encode())
-            h.update(b"\0")
-            h.update(p.read_bytes())
-            h.update(b"\0")
-        digest = _digests[key] = h.hexdigest()
-    return digest
+    """SHA-256 of the paths (relative to ``root``) and contents of :func:`kernel_sources`."""
+    h = hashlib.sha256()
+    for p in kernel_sources(root):
+        h.update(p.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(p.read_bytes())
+        h.update(b"\0")
+    return h.hexdigest()
 
 
-def _stat(p: Path) -> tuple[int, int]:
-    st = os.stat(p)
-    return st.st_mtime_ns, st.st_size
+class Snapshot:
+    """The kernel sources as they were when ``tsrnn.kernels`` was imported, before any of its
+    Numba modules (``kernels/common/__init__.py`` takes it first).
+
+    Numba reads a function's stamp once, when it is decorated, and compiles it later from
+    the modules in memory. A stamp read from the files as they are at that moment would be
+    wrong where they changed since the package was imported (a ``git pull`` beside a
+    running notebook): a kernel module imported after the change would be compiled with
+    helpers imported before it and cached under the new files' digest, and every later
+    process would load that mixture. So the stamp is the digest of the sources at import,
+    and where they differ now, a stamp no other process gives (the code is compiled and
+    cached, never loaded again)."""
+
+    def __init__(self, root: Path = ROOT):
+        self.root = root
+        self.files = kernel_sources(root)
+        self.stats = _stats(self.files)
+        self.digest = sources_digest(root)
+
+    def stamp(self) -> str:
+        """:attr:`digest` where the sources are still those of the snapshot, else a stamp
+        that matches nothing (a file touched but unchanged still matches: its contents are
+        compared)."""
+        files = kernel_sources(self.root)
+        if files == self.files and _stats(files) == self.stats:
+            return self.digest
+        if sources_digest(self.root) == self.digest:
+            return self.digest
+        return "changed since import " + os.urandom(16).hex()
+
+
+SNAPSHOT = Snapshot()
 
 
 def _numba_class(name: str):
-    """Numba's class ``name`` (public since Numba 0.61; with a leading underscore before)."""
+    """Numba's class ``name``: ``CacheImpl`` is public in every Numba tsrnn supports, the
+    locators since Numba 0.62 (``_UserProvidedCacheLocator`` ... before)."""
     cls = getattr(caching, name, None)
     return cls if cls is not None else getattr(caching, "_" + name)
 
@@ -94,7 +120,7 @@ def _locator(base):
             return super().from_function(py_func, py_file)
 
         def get_source_stamp(self):
-            return (super().get_source_stamp(), sources_digest())
+            return (super().get_source_stamp(), SNAPSHOT.stamp())
 
     Locator.__name__ = Locator.__qualname__ = "Kernel" + base.__name__.lstrip("_")
     return Locator
