@@ -2,8 +2,8 @@
 
 # In this order, before any kernel module imports Numba: pass a thread request on (see
 # _threads), then take the snapshot of the Numba sources that the kernels' cache stamps come
-# from, before any of them is read (see numba_cache.Snapshot).
+# from, before any of them is read (see _sources.Snapshot; no Numba import).
 from tsrnn.kernels.common import (
+    _sources,  # noqa: F401
     _threads,  # noqa: F401
-    numba_cache,  # noqa: F401
 )
