@@ -24,7 +24,7 @@ def kernel_sources(root: Path = ROOT) -> list[Path]:
 
 
 def _stats(files: list[Path]) -> tuple:
-    return tuple((str(p), os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in files)
+    return tuple((st.st_mtime_ns, st.st_size) for st in map(os.stat, files))
 
 
 def sources_digest(root: Path = ROOT) -> str:

@@ -11,12 +11,13 @@ until its cache was cleared), and tests passed on code that was no longer there.
 
 So the functions compiled with the project's options (:func:`~.numba_config.njit`) take a
 stamp that adds, to Numba's own, a digest of the contents of every Numba source of
-``tsrnn.kernels`` (:func:`sources_digest`: each ``.py`` file of the package but the Triton
-ones, ``triton_*.py``): an edit to any of them compiles the kernels again at their next use,
-once; a file written again unchanged (a ``git checkout`` back and forth) keeps the cache.
-The digest is that of the sources when the package was imported (:class:`Snapshot`): a
-process whose kernel sources changed while it ran caches what it compiles under a stamp
-that no other process gives.
+``tsrnn.kernels`` (:func:`~tsrnn.kernels.common._sources.sources_digest`: each ``.py``
+file of the package but the Triton ones, ``triton_*.py``): an edit to any of them compiles
+the kernels again at their next use, once; a file written again unchanged (a ``git
+checkout`` back and forth) keeps the cache. The digest is that of the sources when the
+package was imported (:class:`~tsrnn.kernels.common._sources.Snapshot`): a process whose
+kernel sources changed while it ran caches what it compiles under a stamp that no other
+process gives.
 The locators are Numba's own, in Numba's order (``NUMBA_CACHE_DIR``, then beside the
 modules, then the user's cache folder), with only the stamp extended; functions that are not
 tsrnn's keep Numba's. A ``NUMBA_CACHE_LOCATOR_CLASSES`` set by the user replaces Numba's
@@ -27,13 +28,7 @@ from __future__ import annotations
 
 from numba.core import caching
 
-from tsrnn.kernels.common._sources import (  # noqa: F401 (the snapshot's names, here too)
-    ROOT,
-    SNAPSHOT,
-    Snapshot,
-    kernel_sources,
-    sources_digest,
-)
+from tsrnn.kernels.common._sources import SNAPSHOT
 
 MARK = "_tsrnn_kernel"
 """Attribute set on the Python function of each of tsrnn's jitted functions

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 import pytest
 
-from tsrnn.kernels.common import numba_cache, numba_grads
+from tsrnn.kernels.common import _sources, numba_cache, numba_grads
 
 REPO = Path(__file__).resolve().parents[2]
 SUM = float(np.arange(64).sum())
@@ -101,21 +101,21 @@ def _copy_kernels(tmp_path: Path) -> Path:
 
 def test_digest_follows_the_numba_sources(tmp_path):
     root = _copy_kernels(tmp_path)
-    first = numba_cache.sources_digest(root)
+    first = _sources.sources_digest(root)
     (root / "common" / "triton_new.py").write_text("X = 1\n")  # a Triton source: not Numba's
-    assert numba_cache.sources_digest(root) == first
+    assert _sources.sources_digest(root) == first
     simd = root / "common" / "numba_simd.py"
     simd.write_text(simd.read_text() + "\n# edited\n")
-    second = numba_cache.sources_digest(root)
+    second = _sources.sources_digest(root)
     assert second != first
     (root / "common" / "extra.py").write_text("X = 1\n")  # a new module a kernel may import
-    assert numba_cache.sources_digest(root) not in (first, second)
+    assert _sources.sources_digest(root) not in (first, second)
 
 
 def test_snapshot_stamp_matches_only_the_sources_it_was_taken_from(tmp_path):
     root = _copy_kernels(tmp_path)
-    snapshot = numba_cache.Snapshot(root)
-    assert snapshot.stamp() == snapshot.digest == numba_cache.sources_digest(root)
+    snapshot = _sources.Snapshot(root)
+    assert snapshot.stamp() == snapshot.digest == _sources.sources_digest(root)
     simd = root / "common" / "numba_simd.py"
     os.utime(simd, ns=(10**18, 10**18))  # written again, the same bytes
     assert snapshot.stamp() == snapshot.digest
@@ -125,7 +125,7 @@ def test_snapshot_stamp_matches_only_the_sources_it_was_taken_from(tmp_path):
 
 
 def test_sources_are_the_numba_modules():
-    names = {p.relative_to(numba_cache.ROOT).as_posix() for p in numba_cache.kernel_sources()}
+    names = {p.relative_to(_sources.ROOT).as_posix() for p in _sources.kernel_sources()}
     assert {"common/numba_simd.py", "common/activations.py", "gru/numba_cpu.py"} <= names
     assert not any(Path(n).name.startswith("triton_") for n in names)
 
@@ -141,7 +141,7 @@ def test_tsrnn_functions_take_the_kernel_locator():
     locator = numba_grads.rows_sum_add._cache._impl.locator
     assert isinstance(locator, numba_cache.LOCATORS)
     _, digest = locator.get_source_stamp()
-    assert digest == numba_cache.SNAPSHOT.digest == numba_cache.sources_digest()
+    assert digest == _sources.SNAPSHOT.digest == _sources.sources_digest()
 
     @numba.njit(cache=True)
     def not_tsrnns(x):
