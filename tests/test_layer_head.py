@@ -133,7 +133,8 @@ def _count_kernel_calls(monkeypatch):
     ],
 )
 @pytest.mark.parametrize("keep_d_gx", [False, True], ids=["no_d_gx", "d_gx"])
-def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx):
+@pytest.mark.parametrize("l2", [None, 1], ids=["16_rows", "8_rows"])
+def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx, l2, monkeypatch):
     """``train_head`` (forward and backward in one call, a block's saved gates kept in its own
     buffers) against ``forward_projected_head`` then ``backward_head``: the same blocks and
     the same arithmetic per row, so every output agrees to the last bits in float64 and in
@@ -142,8 +143,12 @@ def test_one_pass_kernel_equals_the_two_kernels(T, B, I, H, O, dtype, keep_d_gx)
     reorder; seen in float64: ``resid`` 1 ulp apart, each kernel equal to itself whether both
     were compiled fresh or both loaded). The float32 columns past the last whole vector are
     scalar code, which LLVM contracts and reorders as each kernel's context allows: there the
-    gate gradients may differ by a few float32 ulp."""
+    gate gradients may differ by a few float32 ulp. Both forms take the same block rows, 16
+    or 8 (``l2``: the L2 size patched, unknown or too small for any block)."""
+    from tsrnn.kernels.common import cpu_caches
     from tsrnn.kernels.gru import numba_cpu
+
+    monkeypatch.setattr(cpu_caches, "l2_bytes", lambda: l2)
 
     gen = torch.Generator().manual_seed(T * 1000 + B)
     x, y = torch.randn(T, B, I, dtype=dtype, generator=gen), torch.randn(T, B, O, generator=gen)
@@ -468,3 +473,61 @@ def test_an_empty_batch_gives_zero_gradients_as_torch_nn(dtype):
     loss.backward()
     for a, b in zip(ours.parameters(), ref.parameters()):
         assert torch.equal(a.grad, b.grad)  # zeros
+
+
+def test_one_pass_block_rows_follow_the_l2_cache(monkeypatch):
+    """16-row blocks where a block's saves fit one core's L2 (or its size is unknown), else 8:
+    at the electricity benchmark's shape (T=96, H=64, I=4, O=1) a 16-row block keeps
+    96 * 16 * 326 float32 values (2.0 MB)."""
+    from tsrnn.kernels.common import cpu_caches
+    from tsrnn.kernels.gru import numba_cpu
+
+    need = 96 * 16 * (5 * 64 + 4 + 2) * 4
+    for l2, rows in [(None, 16), (need, 16), (need - 1, 8), (512 * 1024, 8), (4 << 20, 16)]:
+        monkeypatch.setattr(cpu_caches, "l2_bytes", lambda l2=l2: l2)
+        assert numba_cpu.train_rows(96, 4, 64, 1, 4) == rows, l2
+    # float64 keeps twice the bytes
+    monkeypatch.setattr(cpu_caches, "l2_bytes", lambda: need)
+    assert numba_cpu.train_rows(96, 4, 64, 1, 8) == 8
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32], ids=["f64", "f32"])
+@pytest.mark.parametrize("l2", [None, 1], ids=["16_rows", "8_rows"])
+@pytest.mark.parametrize("path", list(PATHS))
+def test_either_block_size_matches_torch_nn(dtype, l2, path, monkeypatch):
+    """The one-pass kernel (and its two-call form) with 16- and with 8-row blocks (the L2
+    size patched: unknown, or too small for any block) against torch.nn: B=64 cuts 16-row
+    blocks as two halves, 8-row ones as one."""
+    from tsrnn.kernels.common import cpu_caches, numba_grads
+
+    monkeypatch.setattr(cpu_caches, "l2_bytes", lambda: l2)
+    seen = []
+    real_plan = numba_grads.plan
+
+    def plan(*args):
+        seen.append(args[-1])
+        return real_plan(*args)
+
+    monkeypatch.setattr(numba_grads, "plan", plan)
+    ours, ref, head, x, y, h0 = _setup(12, 64, 3, 20, 1, True, dtype, seed=3)
+    args = (x, h0, *PATHS[path])
+    head_params = list(head.parameters())
+    got = _loss_state_grads(
+        lambda x, h0: tnn.layer_head_sq_loss(ours, x, h0, head.weight, head.bias, y, 0.01),
+        list(ours.parameters()) + head_params,
+        *args,
+    )
+    want = _loss_state_grads(
+        lambda x, h0: (
+            ((torch.nn.functional.linear(ref(x, h0)[0], head.weight, head.bias) - y) ** 2).sum()
+            * 0.01,
+            ref(x, h0)[1],
+        ),
+        list(ref.parameters()) + head_params,
+        *args,
+    )
+    assert seen and set(seen) == {16 if l2 is None else 8}
+    torch.testing.assert_close(got[0], want[0], **TOL[dtype])
+    torch.testing.assert_close(got[1], want[1], **TOL[dtype])
+    for g, w in zip(got[2], want[2]):
+        torch.testing.assert_close(g, w, **TOL[dtype])

@@ -20,7 +20,9 @@ additions (:func:`add_segment`); ``d_gx`` is written out only where the caller n
 by a separate chunked weight-gradient kernel; whole fit 0.82x (hourly benchmark 0.88x).
 
 Results do not depend on the thread count: the rows per block and the grouping of blocks into
-chunks follow from ``B`` alone (:func:`plan`), each chunk sums its blocks' steps in a fixed
+chunks follow from ``B`` alone (:func:`plan`; the caller's ``max_rows`` may also follow from the
+shape and the core's cache size, as the GRU's one-pass training kernel's does:
+:func:`~tsrnn.kernels.gru.numba_cpu.train_rows`), each chunk sums its blocks' steps in a fixed
 order into its own partial, and the partials are added in chunk order (:func:`reduce_parts`).
 """
 

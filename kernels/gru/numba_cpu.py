@@ -40,7 +40,8 @@ its gates and the backward each step's state gradient from them, summing the hea
 gradients per chunk (:mod:`~tsrnn.kernels.common.numba_head`). ``train_head`` runs both in one
 call (:func:`_train_head`): each chunk runs its block forward, then at once backward, with
 what the forward saves for that block (T, R, 5H) in the chunk's own buffers, which stay in the
-core's cache (about 2 MB at T=96, R=16, H=64), where the two calls write the whole batch's
+core's cache (about 2 MB at T=96, R=16, H=64; blocks of 8 rows where 16 would not fit the
+core's L2, :func:`train_rows`), where the two calls write the whole batch's
 (T, B, 5H) out to memory (31 MB) and read it back. Kernel level, alternated calls: 0.90x the
 time of the two calls at the electricity benchmark's shape, 0.79x at the hourly one; the same
 blocks and arithmetic, so the same results (to the bit but for float32 columns past the last
@@ -60,7 +61,7 @@ import torch
 from numba import prange, types
 from numba.extending import overload
 
-from tsrnn.kernels.common import aligned, numba_grads, numba_head, workspace
+from tsrnn.kernels.common import aligned, cpu_caches, numba_grads, numba_head, workspace
 from tsrnn.kernels.common.activations import fast_tanh, one_minus, sigmoid, vsigmoid, vtanh
 from tsrnn.kernels.common.checks import checked
 from tsrnn.kernels.common.numba_config import njit, njit_parallel
@@ -433,6 +434,29 @@ for one, then the other (the head's gradient, the gates, the recurrent product),
 forward; the staged weight-gradient sums add twice the rows at a time."""
 
 
+def train_rows(T: int, I: int, H: int, O: int, itemsize: int) -> int:
+    """Most rows of a block of :func:`train_head`: :data:`BACKWARD_ROWS` where what such a
+    block keeps from its forward for its backward (its saved gates, ``gh_n`` and states, its
+    inputs, targets and residuals: ``T * R * (5H + I + 2O)`` values) fits in one core's L2
+    cache (:func:`~tsrnn.kernels.common.cpu_caches.l2_bytes`; unknown: assumed to fit), else
+    one half (:data:`HALF_ROWS`), whose block keeps half as much.
+
+    Measured on an AMD EPYC (Zen 3, 512 KB of L2 a core; AVX2) at B=256, H=64, I=4, O=1,
+    alternated calls, 2 threads (paired medians of the 8-row over the 16-row kernel): T=96
+    0.951x, T=48 0.946x, T=24 0.975x; the electricity benchmark's whole fit 0.927x (8 pairs).
+    Where the 16-row block fits, the halves' overlap is kept (16 rows were chosen on the
+    Intel VMs of sessions 29-34, whose L2 size was not recorded: at the electricity shape a
+    16-row block keeps 2.0 MB, 8 rows 1.0 MB; the 8-row kernel is unmeasured there). The rows change
+    the order of the weight-gradient sums (rounding, about 2e-7 relative in float32), so a
+    fit's results depend on the machine's L2 size as they do on its vector width, never on
+    the thread count."""
+    R = BACKWARD_ROWS
+    l2 = cpu_caches.l2_bytes()
+    if l2 is not None and T * R * (5 * H + I + 2 * O) * itemsize > l2:
+        return HALF_ROWS
+    return R
+
+
 @njit_parallel
 def _backward(grad_out, grad_hn, w_hh, h0, out, gates, ghn, x, d_gx, d_gh, d_h0, w_o, e, hacc, R,
               per_chunk, part, d_w_ih, d_b_ih, d_w_hh, d_b_hh):
@@ -591,8 +615,12 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
     """The kernel call; weight gradients where ``x`` is given; ``head`` None or ``(w_o, e)``
     (``grad_out`` then None). Returns ``(d_h0, grads, head_grads)``."""
     gates, ghn = saved
-    _, B, GH = gates.shape
-    xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates, BACKWARD_ROWS)
+    T, B, GH = gates.shape
+    rows = BACKWARD_ROWS
+    if head is not None:  # train_head's two-call form: its blocks, hence its results
+        I = 0 if x is None else x.shape[2]
+        rows = train_rows(T, I, GH // 3, head[0].shape[0], gates.element_size())
+    xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates, rows)
     d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
     # contiguous, as the float32 gate pass's vector loads of it are typed for (or_none gives
     # the tensor's own view: it also passes output buffers, which must not be copies)
@@ -741,7 +769,8 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     w_c, b_c, w_n, b_n, w_hp = _kernel_weights(
         as_array(w_ih), b_i, as_array(w_hh), as_array(b_hh), padded(GH, dtype), padded(H, dtype)
     )
-    R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, BACKWARD_ROWS)
+    rows = train_rows(T, I, H, O, dtype.itemsize)
+    R, per_chunk, part = numba_grads.plan(B, I, H, GH, dtype, True, rows)
     if grads_out is None:
         grads = numba_grads.weight_grad_buffers(GH, I, H, h0.dtype, True)
     else:
