@@ -446,10 +446,10 @@ def train_rows(T: int, I: int, H: int, O: int, itemsize: int) -> int:
     0.951x, T=48 0.946x, T=24 0.975x; the electricity benchmark's whole fit 0.927x (8 pairs).
     Where the 16-row block fits, the halves' overlap is kept (16 rows were chosen on the
     Intel VMs of sessions 29-34, whose L2 size was not recorded: at the electricity shape a
-    16-row block keeps 2.0 MB, 8 rows 1.0 MB; the 8-row kernel is unmeasured there). The rows change
-    the order of the weight-gradient sums (rounding, about 2e-7 relative in float32), so a
-    fit's results depend on the machine's L2 size as they do on its vector width, never on
-    the thread count."""
+    16-row block keeps 2.0 MB, 8 rows 1.0 MB; the 8-row kernel is unmeasured there). The
+    rows change the order of the weight-gradient sums (rounding, about 2e-7 relative in
+    float32), so a fit's results depend on the machine's L2 size as they do on its vector
+    width, never on the thread count."""
     R = BACKWARD_ROWS
     l2 = cpu_caches.l2_bytes()
     if l2 is not None and T * R * (5 * H + I + 2 * O) * itemsize > l2:
