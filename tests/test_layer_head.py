@@ -517,15 +517,13 @@ def test_either_block_size_matches_torch_nn(dtype, l2, path, monkeypatch):
         list(ours.parameters()) + head_params,
         *args,
     )
-    want = _loss_state_grads(
-        lambda x, h0: (
-            ((torch.nn.functional.linear(ref(x, h0)[0], head.weight, head.bias) - y) ** 2).sum()
-            * 0.01,
-            ref(x, h0)[1],
-        ),
-        list(ref.parameters()) + head_params,
-        *args,
-    )
+
+    def reference(x, h0):
+        out, hn = ref(x, h0)
+        pred = torch.nn.functional.linear(out, head.weight, head.bias)
+        return ((pred - y) ** 2).sum() * 0.01, hn
+
+    want = _loss_state_grads(reference, list(ref.parameters()) + head_params, *args)
     assert seen and set(seen) == {16 if l2 is None else 8}
     torch.testing.assert_close(got[0], want[0], **TOL[dtype])
     torch.testing.assert_close(got[1], want[1], **TOL[dtype])
