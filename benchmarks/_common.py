@@ -28,6 +28,7 @@ def machine_header(threads: int | None = None) -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu": _cpu_name(),
+        "vectors": _vector_width(),
         "cpu_count": os.cpu_count(),
         "threads": threads,
         "torch": torch.__version__,
@@ -49,6 +50,15 @@ def _cpu_name() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+def _vector_width() -> str:
+    """The vector width the Numba kernels are compiled for: the figures of a machine with
+    AVX-512 (512-bit vectors, an 8-row register tile) and of one with AVX2 only (256 bits, 4
+    rows) are not comparable (``README.md``)."""
+    from tsrnn.kernels.common.numba_simd import VECTOR_BYTES
+
+    return f"{VECTOR_BYTES * 8}-bit ({'AVX-512' if VECTOR_BYTES == 64 else 'AVX2 or less'})"
 
 
 def print_header(info: dict) -> None:

@@ -98,3 +98,17 @@ def test_bench_fit_flags_pairs_timed_beside_other_work(capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "WARNING electricity: other processes kept up to 1.0 core(s) busy during pair(s) [1]" \
         in out
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "label"), [(64, "512-bit (AVX-512)"), (32, "256-bit (AVX2 or less)")]
+)
+def test_machine_header_names_the_kernels_vector_width(monkeypatch, nbytes, label):
+    """The header says which vectors the Numba kernels were compiled for: the speed figures of
+    an AVX-512 machine and of an AVX2 one differ by more than the targets' margins."""
+    import _common
+
+    from tsrnn.kernels.common import numba_simd
+
+    monkeypatch.setattr(numba_simd, "VECTOR_BYTES", nbytes)
+    assert _common.machine_header(2)["vectors"] == label
