@@ -112,3 +112,29 @@ def test_machine_header_names_the_kernels_vector_width(monkeypatch, nbytes, labe
 
     monkeypatch.setattr(numba_simd, "VECTOR_BYTES", nbytes)
     assert _common.machine_header(2)["vectors"] == label
+
+
+def test_bench_accuracy_per_series_takes_each_series_over_its_origins():
+    """Each series' geometric mean of its MASE ratios over the origins, and the origins it won:
+    a series that loses once by a little and wins once by a lot beats the baseline; one that
+    loses at both origins does not, whatever the other series do."""
+    import bench_accuracy
+    import pandas as pd
+
+    rows = [
+        # series a: rnn/naive 1.1 then 0.5 (geometric mean 0.742), rnn/ets 2 then 0.5 (1)
+        dict(dataset="d", series="a", origin=1, rnn=1.1, naive=1.0, ets=0.55),
+        dict(dataset="d", series="a", origin=2, rnn=0.5, naive=1.0, ets=1.0),
+        # series b: rnn/naive 1.2 then 1.05: loses both
+        dict(dataset="d", series="b", origin=1, rnn=1.2, naive=1.0, ets=2.4),
+        dict(dataset="d", series="b", origin=2, rnn=2.1, naive=2.0, ets=4.2),
+    ]
+    out = bench_accuracy.per_series(pd.DataFrame(rows)).set_index("series")
+    assert list(out.index) == ["a", "b"]
+    assert out.loc["a", "rnn_over_naive"] == pytest.approx((1.1 * 0.5) ** 0.5)
+    assert out.loc["a", "rnn_over_ets"] == pytest.approx(1.0)
+    assert out.loc["b", "rnn_over_naive"] == pytest.approx((1.2 * 1.05) ** 0.5)
+    assert out.loc["b", "rnn_over_ets"] == pytest.approx(0.5)
+    assert out["origins"].tolist() == [2, 2]
+    assert out["won_naive"].tolist() == [1, 0]
+    assert out["won_ets"].tolist() == [1, 2]
