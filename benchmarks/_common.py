@@ -54,8 +54,8 @@ def _cpu_name() -> str:
 
 def _vector_width() -> str:
     """The vector width the Numba kernels are compiled for: the figures of a machine with
-    AVX-512 (512-bit vectors, an 8-row register tile) and of one with AVX2 only (256 bits, 4
-    rows) are not comparable (``README.md``)."""
+    AVX-512 (512-bit vectors, an 8-row register tile) and of one without (256 bits, 4 rows)
+    are not comparable (``README.md``)."""
     from tsrnn.kernels.common.numba_simd import VECTOR_BYTES
 
     return f"{VECTOR_BYTES * 8}-bit ({'AVX-512' if VECTOR_BYTES == 64 else 'AVX2 or less'})"

@@ -224,9 +224,8 @@ def per_series(df: pd.DataFrame) -> pd.DataFrame:
     its MASE ratios, rnn over seasonal naive and rnn over ets (below 1: the RNN's errors are
     smaller over those holdouts taken together), and at how many origins each was beaten.
 
-    One holdout per series is a single draw of a few points: the rolling origins ask of each
-    series what the issue's "beats the seasonal naive forecast on nearly every series" asks,
-    on more than one draw."""
+    One holdout per series is a single draw of a few points: over the rolling origins, "beats
+    the seasonal naive forecast on this series" rests on more than one draw."""
     ratio = df.assign(
         log_naive=np.log(df["rnn"] / df["naive"]),
         log_ets=np.log(df["rnn"] / df["ets"]),
