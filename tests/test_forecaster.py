@@ -1486,7 +1486,6 @@ def test_output_weight_is_chosen_on_forecasts_as_predict_makes_them(monkeypatch)
 def test_ctrl_c_during_the_first_fits_imports_is_held_until_they_end(monkeypatch):
     """An interrupt inside an import left Numba or torch._dynamo half-initialised, and every
     later fit in the process failed. The fit's imports run whole; the interrupt follows."""
-    import os
     import signal
 
     import tsrnn.forecaster as forecaster_module
@@ -1495,7 +1494,12 @@ def test_ctrl_c_during_the_first_fits_imports_is_held_until_they_end(monkeypatch
     real = forecaster_module.get_kernel
 
     def interrupted_import(cell, backend):
-        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C arrives while the kernels import
+        # Ctrl-C arrives while the kernels import. Raised in this (the main) thread, so that
+        # it is delivered before the call returns: os.kill(os.getpid(), ...) lets the kernel
+        # deliver it to any thread of the process (Numba's and torch's are running by now),
+        # and once in a while it came after the imports, in training, which ends a fit early
+        # on purpose, without raising (the test failed "DID NOT RAISE" once in the suite)
+        signal.raise_signal(signal.SIGINT)
         result = real(cell, backend)
         finished.append(cell)
         return result
@@ -1630,7 +1634,6 @@ def test_ctrl_c_surfacing_from_numba_as_a_system_error_is_an_interrupt(monkeypat
 def test_ctrl_c_held_during_the_first_imports_goes_to_the_programs_handler(monkeypatch, handler):
     # a program that ignores SIGINT (a job started with &) or handles it itself got a
     # KeyboardInterrupt out of fit
-    import os
     import signal
 
     import tsrnn.forecaster as forecaster_module
@@ -1638,7 +1641,8 @@ def test_ctrl_c_held_during_the_first_imports_goes_to_the_programs_handler(monke
     real, seen = forecaster_module.get_kernel, []
 
     def interrupted_import(cell, backend):
-        os.kill(os.getpid(), signal.SIGINT)
+        # to this (the main) thread, delivered before the call returns (see the test above)
+        signal.raise_signal(signal.SIGINT)
         return real(cell, backend)
 
     monkeypatch.setattr(forecaster_module, "get_kernel", interrupted_import)
