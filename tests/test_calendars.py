@@ -161,6 +161,23 @@ def test_fixed_length_steps_get_the_season_of_their_length(fixed, named, period)
     np.testing.assert_array_equal(models[0].predict(3).to_numpy(), models[1].predict(3).to_numpy())
 
 
+@pytest.mark.parametrize(
+    ("offset", "period"),
+    [("bh", 8), ("2bh", 4), ("cbh", 8), (pd.offsets.BusinessHour(start="08:30", end="14:30"), 6)],
+)
+def test_business_hours_get_the_season_of_a_business_day(offset, period):
+    """Business hours step through the business day and skip the night: their season is the
+    steps of one business day (8 from 9 to 17). They got a seasonal period of 1, and no
+    seasonal base, where hourly data gets 24."""
+    index = pd.date_range("2024-01-01 09:00", periods=240, freq=offset)
+    values = 10 + np.sin(2 * np.pi * np.arange(240) / period)
+    model = RNNForecaster(**TINY).fit(pd.Series(values, index))
+    assert model.seasonal_period_ == period
+    assert model._seasonal_ is not None and model._seasonal_.all()
+    future = model.predict(3).index
+    assert future[0] == index[-1] + index.freq
+
+
 def test_daily_stamps_through_a_skipped_midnight_get_a_fix_that_works():
     """Where daylight saving starts at midnight (America/Santiago, 8 September 2024) pandas
     has no 'D' stamp for that day: predict failed with pandas' "Try using the 'nonexistent'

@@ -195,6 +195,18 @@ def test_a_straight_line_is_not_seasonal_in_its_round_off(offset, slope):
     assert seasonal_mask(check_target(line + 0.05 * np.sin(2 * np.pi * t / 12), "y"), 12).all()
 
 
+@pytest.mark.parametrize("level", [0.0, 1e6, 1e9, 1e12])
+def test_the_season_is_found_at_any_level(level):
+    """Adding a constant changes no verdict: the constant-difference bound is float64's
+    round-off at the series' magnitude. It was 1e-9 of the largest value, and a season of
+    amplitude 1 at a level of 1e9 was taken for none (the forecasts then lost the season)."""
+    t = np.arange(120)
+    season = np.sin(2 * np.pi * t / 12) + 0.1 * np.random.default_rng(0).standard_normal(120)
+    assert seasonal_mask(check_target(level + season, "y"), 12).all()
+    # the line's round-off still counts as none at the same levels
+    assert not seasonal_mask(check_target(level + t / 3, "y"), 12).any()
+
+
 def test_a_smooth_series_is_not_seasonal_for_its_short_lag_correlations():
     """The differences of a smooth series are correlated at every short lag: one passed the
     limit at lag 7 and was forecast from a week back (MASE 6.5 against ETS's 0.53)."""

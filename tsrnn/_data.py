@@ -390,6 +390,16 @@ def check_same_index(covs, target, xname: str = "X", yname: str = "y") -> None:
         and not covs.index.equals(target.index)
         and not paired_by_position(covs.index, target.index)
     ):
+        if paired_by_position(target.index, covs.index):
+            # df["sales"] of a frame read without its dates, beside X = df.set_index("date"):
+            # reindexing X by y's row numbers would leave it all NaN
+            raise ValueError(
+                f"{yname} is numbered by rows ({type(target.index).__name__} "
+                f"{label(target.index[0])}..{label(target.index[-1])}) and {xname} by time "
+                f"stamps: give {yname} {xname}'s time stamps, {yname} = "
+                f"{yname}.set_axis({xname}.index) where its rows are {xname}'s steps in order "
+                f"(or pass {yname}.to_numpy(): the time is then taken from {xname})."
+            )
         raise ValueError(
             f"{xname} and {yname} have different indexes. Covariates must be given for the "
             f"same time steps as the target, row by row: align them, e.g. "
@@ -1479,14 +1489,16 @@ def _check_not_empty(n: int, what: str) -> None:
 def seasonal_period(freq: str | None) -> int:
     """The usual seasonal period of a frequency: 12 for monthly data, 4 quarterly, 7 daily, ...
 
-    Sub-daily frequencies get the number of steps per day (24 hourly); steps of a fixed
-    length count by it ('24h' is daily, '7D' weekly); yearly data and a missing frequency
-    get 1.
+    Sub-daily frequencies get the number of steps per day (24 hourly; business hours the
+    steps of a business day, 8 from 9 to 17); steps of a fixed length count by it ('24h' is
+    daily, '7D' weekly); yearly data and a missing frequency get 1.
 
     Examples
     --------
     >>> [seasonal_period(f) for f in ("MS", "QS-OCT", "YE", "D", "B", "h", "30min", None)]
     [12, 4, 1, 7, 5, 24, 48, 1]
+    >>> [seasonal_period(f) for f in ("bh", "2bh", "cbh", "3bh")]
+    [8, 4, 8, 1]
     >>> [seasonal_period(f) for f in ("7D", "14D", "24h", "1440min", "3D")]
     [52, 26, 7, 7, 1]
     """
@@ -1506,6 +1518,13 @@ def seasonal_period(freq: str | None) -> int:
         return 1
     if name in ("BusinessDay", "CustomBusinessDay"):
         return 5 if n == 1 else 1
+    if name in ("BusinessHour", "CustomBusinessHour"):  # steps per business day: 8 for 9-17
+        minutes = sum(
+            (e.hour * 60 + e.minute - s.hour * 60 - s.minute) % 1440 or 1440
+            for s, e in zip(off.start, off.end, strict=True)
+        )
+        steps, rest = divmod(minutes, 60 * n)
+        return steps if rest == 0 and steps > 1 else 1
     # steps of fixed length ('D', 'h', '7D', '24h'): by their length, whatever the unit
     day = 86_400 * 10**9
     if name == "Day":
@@ -1551,9 +1570,13 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
       this guard; on the bundled data every series' verdict is the same.
 
     A series shorter than ``period + 4`` rows or with a constant difference is not seasonal;
-    differences whose standard deviation is below 1e-9 of the series' largest absolute value
-    count as constant (their variation is float64 round-off: a straight line such as
-    ``1000 + t / 3`` was found seasonal in its rounding errors, and forecast from a year back).
+    differences whose standard deviation is within ``n`` float64 epsilons of the series'
+    largest absolute value count as constant (their variation is float64 round-off: a
+    straight line such as ``1000 + t / 3`` was found seasonal in its rounding errors, and
+    forecast from a year back). The bound is the one the forecaster puts on a constant series
+    and scikit-learn's scalers on their own round-off; until session 39 it was 1e-9 of the
+    largest value, far above round-off, and a season of amplitude 1 at a level of 1e9 was
+    taken for none, so adding a constant to a series changed its forecasts.
 
     Examples
     --------
@@ -1578,7 +1601,7 @@ def seasonal_mask(data: SeriesData, period: int) -> np.ndarray:
         # same autocorrelations; squares of 1e200 overflowed, those of 1e-170 underflowed)
         level = unit_scale(seg)
         d = np.diff(seg / level, axis=0)
-        ok = d.std(axis=0) > 1e-9 * (np.abs(seg).max(axis=0) / level)
+        ok = d.std(axis=0) > n * np.finfo(np.float64).eps * (np.abs(seg).max(axis=0) / level)
         median = np.median(d, axis=0)
         spread = 4 * 1.4826 * np.median(np.abs(d - median), axis=0)
         clipped = np.where(spread > 0, np.clip(d, median - spread, median + spread), d)
