@@ -1430,9 +1430,11 @@ def test_a_series_constant_but_for_round_off_is_forecast_constant(scaler):
         # (unscaled, the float32 model carries the level in float32: 0.30000001)
         tol = 1e-7 if scaler is None else 0.0
         np.testing.assert_allclose(forecast, np.full(24, values[-1]), rtol=tol, atol=0)
-    # a real spread at that level is scaled and learned as before: 1e-9 of 1e9 is 1
+    # a real spread at that level is scaled and learned as before: 1e-9 of 1e9 is 1 (unscaled
+    # in float64: float32 holds steps of 64 there, and refuses it)
     small = pd.Series(1e9 + np.sin(np.arange(40.0)), index=index)
-    assert not RNNForecaster(**TINY, scaler=scaler).fit(small)._constant_.any()
+    dtype = "float64" if scaler is None else "float32"
+    assert not RNNForecaster(**TINY, scaler=scaler, dtype=dtype).fit(small)._constant_.any()
 
 
 def test_a_constant_column_beside_a_varying_one():
@@ -1667,8 +1669,9 @@ def test_verbose_with_no_usable_output_streams_keeps_the_fit(monkeypatch):
     closed.close()
     monkeypatch.setattr("sys.stdout", closed)
     model = RNNForecaster(**dict(TINY, verbose=1))
-    with pytest.warns(UserWarning, match="summary could not be printed.*the fit is kept"):
+    with pytest.warns(UserWarning, match="summary could not be printed.*the fit is kept") as rec:
         model.fit(seasonal(48))
+    assert rec[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper
     assert model.n_epochs_ == 2
     monkeypatch.setattr("sys.stdout", io.StringIO())
     monkeypatch.setattr("sys.stderr", None)

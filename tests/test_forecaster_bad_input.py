@@ -815,17 +815,39 @@ def test_unscaled_values_whose_squares_overflow_are_refused(dtype, magnitude):
     # (it was refused by its magnitude), a spread beyond the limit below it is refused (it
     # was let through, and warned that training diverged)
     edge = np.sqrt(np.finfo(dtype).max)  # 1.8e19 in float32, 1.3e154 in float64
-    high = pd.Series(edge * 5 + edge * 5e-5 * np.sin(np.arange(60.0)))
+    high = pd.Series(edge * 5 + edge * 5e-3 * np.sin(np.arange(60.0)))
     assert np.isfinite(RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(high).predict(2)).all()
     wide = pd.Series(0.8 * edge * np.sign(np.sin(np.arange(60.0) * 2.1)))
     with pytest.raises(ValueError, match=r"values span .* overflow"):
         RNNForecaster(**TINY, scaler=None, dtype=dtype).fit(wide)
 
 
+@pytest.mark.parametrize("level", [1e9, 1e6])
+def test_unscaled_values_float32_rounds_coarser_than_their_spread_are_refused(level):
+    """scaler=None in float32: 1e9 + 10 + sin(t) was rounded to float32's steps of 64 at that
+    level, and forecast 1e9 flat (10 off at every step) without a word."""
+    t = np.arange(60.0)
+    y = pd.Series(level + 10 + np.sin(2 * np.pi * t / 12))
+    with pytest.raises(ValueError, match=r"scaler=None.*in float32.*steps of .*fewer than 1000"):
+        RNNForecaster(**TINY, scaler=None, dtype="float32").fit(y)
+    # the default scaler takes the same series, float64 trains it as it is, and so does
+    # float32 where the spread holds enough of its steps
+    assert np.isfinite(RNNForecaster(**TINY, dtype="float32").fit(y).predict(2)).all()
+    assert np.isfinite(RNNForecaster(**TINY, scaler=None, dtype="float64").fit(y).predict(2)).all()
+    wider = y + 1e3 * level * np.finfo(np.float32).eps * np.sin(t)  # 1000 steps and more
+    model = RNNForecaster(**TINY, scaler=None, dtype="float32").fit(wider)
+    assert np.isfinite(model.predict(2)).all()
+
+
 def test_fit_with_x_none_and_a_target_names_fit_y():
     # check_array's "Expected 2D array, got scalar array instead: array=nan" named neither
     with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):
         RNNForecaster(**TINY).fit(None, pd.Series(np.arange(50.0)))
+    # the target by keyword alone: Python's "missing 1 required positional argument: 'X'"
+    with pytest.raises(TypeError, match=r"X=None.*fit\(y\)"):
+        RNNForecaster(**TINY).fit(y=pd.Series(np.arange(50.0)))
+    with pytest.raises(TypeError, match=r"neither a series nor covariates.*fit\(y\)"):
+        RNNForecaster(**TINY).fit()
 
 
 
@@ -1050,8 +1072,9 @@ def test_masked_arrays_with_masked_values_are_refused_everywhere():
 
 def test_dropout_with_one_layer_warns_that_it_does_nothing():
     # torch.nn.GRU warns; the estimator built its one layer with dropout 0, silently
-    with pytest.warns(UserWarning, match=r"dropout=0\.5 .*num_layers=1 it has no effect"):
+    with pytest.warns(UserWarning, match=r"dropout=0\.5 .*num_layers=1 it has no effect") as rec:
         one = RNNForecaster(**TINY, dropout=0.5).fit(Y)
+    assert rec[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper
     np.testing.assert_array_equal(one.predict(3), RNNForecaster(**TINY).fit(Y).predict(3))
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)

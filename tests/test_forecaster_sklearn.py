@@ -274,6 +274,25 @@ def test_year_numbers_beside_yearly_data_are_not_row_numbers():
             RNNForecaster(**dict(TINY, window=3)).fit(X, y.set_axis(stamps))
 
 
+def test_a_target_numbered_by_rows_beside_dated_covariates_gets_a_fix_that_works():
+    """y = df["sales"] of a frame read without its dates, beside X = df.set_index("date"):
+    the message said X = X.reindex(y.index) (an X all NaN) or X = X.set_axis(y.index) (the
+    dates thrown away, then predict(X_future) refused for its dates)."""
+    dates = pd.date_range("2000-01", periods=120, freq="MS")
+    X = pd.DataFrame({"promo": np.arange(120.0) % 3}, index=dates)
+    y = pd.Series(5 + np.sin(2 * np.pi * np.arange(120) / 12), name="sales")
+    fix = r"y is numbered by rows \(RangeIndex 0..107\) and X by time stamps.*"
+    with pytest.raises(ValueError, match=fix + r"y = y\.set_axis\(X\.index\).*y\.to_numpy\(\)"):
+        RNNForecaster(**TINY).fit(X[:108], y[:108])
+    # both fixes it names work, and take the dates: the same monthly model and forecasts
+    named = RNNForecaster(**TINY).fit(X[:108], y[:108].set_axis(X.index[:108]))
+    plain = RNNForecaster(**TINY).fit(X[:108], y[:108].to_numpy())
+    assert named.freq_ == plain.freq_ == "MS" and named.seasonal_period_ == 12
+    forecast = named.predict(X[108:])
+    assert forecast.index.equals(dates[108:]) and forecast.name == "sales"
+    np.testing.assert_allclose(plain.predict(X[108:]), forecast.to_numpy())
+
+
 def test_training_rows_as_an_array_are_not_scored_as_a_forecast():
     """validation_curve and learning_curve score each training fold: as an array, those rows
     were taken as continuing the series and scored against the forecasts of the steps after

@@ -122,24 +122,57 @@ def _constant(values: np.ndarray) -> np.ndarray:
     return np.ptp(values, axis=0) <= len(values) * np.finfo(np.float64).eps * top
 
 
+UNSCALED_LEVELS = 1000  # the fewest steps of ``dtype`` a series' spread must hold, scaler=None
+
+
 def _check_unscaled_spread(data: SeriesData, dtype: str) -> None:
     """With ``scaler=None`` the network trains on the target as it is, in ``dtype``: on
-    windows centred on their own mean, for offsets from a base. Where a series' values span
-    more than the square root of that type's largest number, the squared errors of those
-    differences overflow (the fit ran, warned that training diverged, and forecast NaN). The
-    level itself does not matter: 1e155 + 1e150 sin(t) trains in float64."""
+    windows centred on their own mean, for offsets from a base. Two spreads are refused:
+
+    - values that span more than the square root of that type's largest number: the squared
+      errors of those differences overflow (the fit ran, warned that training diverged, and
+      forecast NaN). The level itself does not matter: 1e155 + 1e150 sin(t) trains in
+      float64;
+    - in float32, values whose span holds fewer than :data:`UNSCALED_LEVELS` steps of
+      float32 at the series' largest magnitude: the values are rounded to those steps before
+      training, and so are the forecasts (1e9 + 10 + sin(t), steps of 64, came back as 1e9
+      flat, 10 off on every step, without a word). In float64 the values are trained as
+      they were given; a column constant but for round-off (:func:`_constant`) is forecast
+      by its base alone either way."""
     limit = float(np.sqrt(np.finfo(dtype).max))
-    spread = max(
-        (float(np.ptp(data.series(k), axis=0).max()) for k in range(data.n_series)),
-        default=0.0,
+    spread, coarse = 0.0, None
+    for k in range(data.n_series):
+        values = data.series(k)
+        if not len(values):
+            continue
+        span = np.ptp(values, axis=0)
+        spread = max(spread, float(span.max()))
+        if np.dtype(dtype) == np.float64:
+            continue
+        step = np.spacing(np.abs(values).max(axis=0).astype(dtype)).astype(np.float64)
+        varies = ~_constant(values)  # constant ones are forecast by their base alone
+        ratio = np.where(varies, step * UNSCALED_LEVELS / np.where(varies, span, 1), 0)
+        j = int(np.argmax(ratio))
+        if ratio[j] > 1 and (coarse is None or ratio[j] > coarse[0]):
+            coarse = (float(ratio[j]), float(np.abs(values[:, j]).max()), float(step[j]),
+                      float(span[j]))
+    fix = (
+        "Keep the default scaler='standard' (forecasts still come back in the original units)"
+        + (", or set dtype='float64'." if dtype == "float32" else ".")
     )
     if spread > limit:
         raise ValueError(
             f"scaler=None trains on the target as it is, and a series' values span "
             f"{spread:.3g} (its largest minus its smallest): the squared differences the "
-            f"network trains on overflow {dtype} (beyond {limit:.2g}). Keep the default "
-            "scaler='standard' (forecasts still come back in the original units)"
-            + (", or set dtype='float64'." if dtype == "float32" else ".")
+            f"network trains on overflow {dtype} (beyond {limit:.2g}). " + fix
+        )
+    if coarse is not None:
+        _, top, step, span = coarse
+        raise ValueError(
+            f"scaler=None trains on the target as it is, in {dtype}, and a series' values "
+            f"reach {top:.6g} where {dtype} holds steps of {step:.3g}: their spread of "
+            f"{span:.3g} is fewer than {UNSCALED_LEVELS} such steps, and the values (and the "
+            "forecasts) would be rounded to them. " + fix
         )
 
 
@@ -784,7 +817,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     # ----------------------------------------------------------------------------------------
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None):
+    def fit(self, X=None, y=None):
         """Train the network on a series (``fit(y)``) or on covariates and a target (``fit(X, y)``).
 
         Parameters
@@ -826,7 +859,7 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 "num_layers=1 it has no effect (torch.nn's layers warn likewise). Set "
                 "num_layers to 2 or more, or leave dropout at 0.",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=3,  # the user's call: fit runs inside scikit-learn's _fit_context
             )
         fitted = self._train(prep)
         summary = fitted.pop("_summary")
@@ -843,14 +876,19 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 warnings.warn(
                     f"verbose: the fit summary could not be printed ({exc}); the fit is kept.",
                     UserWarning,
-                    stacklevel=2,
+                    stacklevel=3,  # as above
                 )
         return self
 
     def _prepare(self, X, y):
         """Validate everything and build the scaled training problem; sets nothing on self."""
         covariates = y is not None
-        if covariates and X is None:
+        if X is None and y is None:
+            raise TypeError(
+                "fit got neither a series nor covariates: pass the series to train on, "
+                "fit(y), or covariates and a target, fit(X, y)."
+            )
+        if covariates and X is None:  # also fit(y=series): X defaults to None
             raise TypeError(
                 "fit got X=None and a target y: without covariates the target is the one "
                 "argument, fit(y) (fit(X, y) is for covariates X beside the target y)."
