@@ -1833,3 +1833,38 @@ def test_files_with_another_separator_are_told_how_to_convert(tmp_path, capsys, 
     err = _fails(["forecast", path, "-H", "2"], capsys)
     assert "reads as one column named" in err and f"pandas.read_csv(path, {fix}" in err
     assert "delete it" not in err
+
+
+@pytest.mark.parametrize("fmt", ["%b-%y", "%b %y", "%m/%y"])
+def test_month_labels_with_a_two_digit_year_are_refused_not_read_as_year_one(
+    tmp_path, capsys, fmt
+):
+    """'Jan-19' was read as 19 January of year 1 (pandas' dateutil takes 19 for the day), and
+    a monthly series of 2019-2022 was fitted and forecast in year 1 without a word."""
+    months = pd.date_range("2019-01-01", periods=36, freq="MS")
+    path = tmp_path / "months.csv"
+    pd.DataFrame({"month": months.strftime(fmt), "sales": np.arange(36.0)}).to_csv(
+        path, index=False
+    )
+    err = _fails(["forecast", path, "-H", "3"], capsys)
+    assert f"stamps such as {months[0].strftime(fmt)!r} that write no year in full" in err
+    assert "(year 1)" in err and "2019-01 or Jan-2019" in err
+
+
+def test_month_labels_with_the_year_in_full_are_read_as_month_starts(tmp_path, capsys):
+    months = pd.date_range("2019-01-01", periods=36, freq="MS")
+    path = tmp_path / "months.csv"
+    values = 10 + np.sin(np.arange(36) * 2 * np.pi / 12)
+    pd.DataFrame({"month": months.strftime("%b-%Y"), "sales": values}).to_csv(
+        path, index=False
+    )
+    assert main(["forecast", str(path), "-H", "3", "--max-epochs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2022-01-01" in out and "2022-03-01" in out
+
+
+@pytest.mark.parametrize("freq", ["0D", "0h", "0MS", "-1D"])
+def test_a_frequency_that_does_not_step_forward_is_refused(series_csv, capsys, freq):
+    """--freq 0D ended in a traceback (ZeroDivisionError or ValueError inside pandas)."""
+    err = _fails(["forecast", series_csv, f"--freq={freq}", "-H", "3"], capsys)
+    assert f"--freq {freq!r} steps by" in err and "positive multiple" in err

@@ -1454,6 +1454,7 @@ def _time_index(
             f"{first + step}, ...) in that column"
         )
     index = _parse_dates(column, where, date_order, panel=series is not None)
+    _check_years(column, index, where)
     _check_order(index, where)
     if freq is not None:
         try:
@@ -1686,6 +1687,31 @@ def _parse_dates(column, where, date_order=None, *, panel=False):
     )
 
 
+def _check_years(column, index, where):
+    """Refuse stamps read into a year before 1000 that their text does not write: a month
+    label without its day, ``Jan-19`` or ``01/19``, is read by pandas (dateutil) as the 19th
+    of January of year 1, and a monthly series would then be fitted in the wrong century
+    without a word. Month labels with the year in full (``Jan-2019``, ``2019-01``) read as
+    the month's first day."""
+    import re
+
+    import numpy as np
+
+    early = np.asarray(index.year < 1000)
+    if not early.any():
+        return
+    row = int(early.argmax())
+    text = str(column.iloc[row])
+    if re.search(r"\d{3}", text):  # the year is written (0999-01-01): take it as it is
+        return
+    raise _InputError(
+        f"{where} has stamps such as {text!r} that write no year in full: pandas reads it "
+        f"as {_stamp(index[row])} (year {index[row].year}). Write the year with four digits: "
+        "for months 2019-01 or Jan-2019 (read as the month's first day), for days "
+        "2019-01-19"
+    )
+
+
 def _mixed_dates_message(column, alone, where):
     """Name the first row that is no date, or else the first written unlike the first row."""
     import re
@@ -1743,6 +1769,11 @@ def _apply_freq(index, freq, where, label=None, *, panel=False):
             f"--freq {freq!r} is not a pandas frequency (e.g. D, W-SUN, MS, QS, h, "
             f"15min){hint}"
         ) from None
+    if offset.n <= 0:
+        raise _InputError(
+            f"--freq {freq!r} steps by {offset.n} {type(offset).__name__}: a frequency "
+            "steps forward; write a positive multiple (e.g. D, 2h, MS)"
+        )
     if isinstance(index, pd.PeriodIndex):
         index = index.to_timestamp(how="start")
     if not isinstance(index, pd.DatetimeIndex):
