@@ -1868,3 +1868,28 @@ def test_a_frequency_that_does_not_step_forward_is_refused(series_csv, capsys, f
     """--freq 0D ended in a traceback (ZeroDivisionError or ValueError inside pandas)."""
     err = _fails(["forecast", series_csv, f"--freq={freq}", "-H", "3"], capsys)
     assert f"--freq {freq!r} steps by" in err and "positive multiple" in err
+
+
+def test_panel_ids_are_kept_as_written_where_numbers_would_change_them(tmp_path, capsys):
+    """Ids 01 and 1 were read as the number 1, one series of both's rows (refused as
+    duplicated stamps), and 007 was named 7 in the forecast."""
+    flat = pd.read_csv(_panel_csv(tmp_path / "panel.csv"))
+    path = tmp_path / "ids.csv"
+    flat.assign(shop=flat["shop"].map({"a": "01", "b": "1"})).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0
+    forecast = pd.read_csv(io.StringIO(out), dtype={"shop": str})
+    assert forecast["shop"].tolist() == ["01", "01", "1", "1"]
+    flat.assign(shop=flat["shop"].map({"a": "007", "b": "8"})).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out), dtype=str)["shop"].tolist() == ["007"] * 2 + ["8"] * 2
+
+
+def test_numeric_panel_ids_that_read_back_as_written_stay_numbers(tmp_path, capsys):
+    flat = pd.read_csv(_panel_csv(tmp_path / "panel.csv"))
+    path = tmp_path / "ids.csv"
+    flat.assign(shop=flat["shop"].map({"a": 3, "b": 12})).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out))["shop"].tolist() == [3, 3, 12, 12]

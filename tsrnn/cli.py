@@ -1085,6 +1085,7 @@ def _read_csv(path, args):
     if given is None and args.date_order is not None:
         args.date_order_from = where  # shown by the data, not --date-order
     if id_col is not None:
+        frame = _ids_as_written(frame, text, id_col)
         return _panel_frame(frame, time_col, id_col, path, args)
     try:
         index = _time_index(
@@ -1148,6 +1149,28 @@ def _header_as_wide_as_rows(frame, text, path):
         f"the header of {path!r} names {len(header)} column(s), {header}, but its rows hold "
         f"{len(header) + extra} values (first row: {first!r}); {fix}"
     )
+
+
+def _ids_as_written(frame, text, id_col):
+    """``frame`` with its series ids as the file writes them where reading them as numbers
+    changed any: ``01`` and ``1`` were read as one series (1), ``007`` named 7 in the
+    forecast. Ids that read back as written (1, 2, 3) stay numbers."""
+    import io
+
+    import pandas as pd
+
+    ids = frame[id_col]
+    if ids.dtype == object or isinstance(ids.dtype, pd.StringDtype):
+        return frame
+    written = pd.read_csv(
+        io.StringIO(text), skipinitialspace=True, dtype={id_col: str}, index_col=False
+    )[id_col].iloc[: len(frame)]
+    read = ids.astype(str).where(ids.notna())
+    if len(written) != len(frame) or written.fillna("").eq(read.fillna("")).all():
+        return frame
+    frame = frame.copy()
+    frame[id_col] = written.to_numpy()
+    return frame
 
 
 def _panel_frame(frame, time_col, id_col, path, args):
