@@ -1893,3 +1893,16 @@ def test_numeric_panel_ids_that_read_back_as_written_stay_numbers(tmp_path, caps
     code, out, _ = _run(["forecast", path, "--id-col", "shop", "-H", "2", *FAST], capsys)
     assert code == 0
     assert pd.read_csv(io.StringIO(out))["shop"].tolist() == [3, 3, 12, 12]
+
+
+def test_relu_with_a_gated_cell_is_named_as_ignored_in_the_commands_terms(capsys):
+    """--nonlinearity relu with the default GRU was dropped without a word."""
+    argv = ["forecast", "--dataset", "air_passengers", "-H", "2", *FAST]
+    code, _, err = _run([*argv, "--nonlinearity", "relu"], capsys)
+    assert code == 0
+    assert (
+        "tsrnn: warning: --nonlinearity relu is the activation of --cell rnn; --cell gru has "
+        "its own gates and ignores it. Set --cell rnn to use it, or leave --nonlinearity tanh"
+    ) in err
+    code, _, err = _run([*argv, "--nonlinearity", "relu", "--cell", "rnn"], capsys)
+    assert code == 0 and "warning" not in err

@@ -1081,6 +1081,19 @@ def test_dropout_with_one_layer_warns_that_it_does_nothing():
         RNNForecaster(**TINY, dropout=0.5, num_layers=2).fit(Y)
 
 
+def test_relu_with_a_gated_cell_warns_that_it_does_nothing():
+    # torch.nn.GRU and LSTM take no nonlinearity; the estimator dropped it without a word
+    for cell in ("gru", "lstm"):
+        with pytest.warns(UserWarning, match=rf"nonlinearity='relu'.*cell='{cell}'.*ignores"):
+            relu = RNNForecaster(**TINY, cell=cell, nonlinearity="relu").fit(Y)
+        np.testing.assert_array_equal(
+            relu.predict(3), RNNForecaster(**TINY, cell=cell).fit(Y).predict(3)
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        RNNForecaster(**TINY, cell="rnn", nonlinearity="relu").fit(Y)
+
+
 def test_scoring_dated_training_rows_says_score_takes_the_rows_after():
     # the message said "predict forecasts the future only" to a call of score
     model = RNNForecaster(**TINY).fit(Y)

@@ -581,7 +581,8 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
     cell : {'gru', 'lstm', 'rnn'}, default='gru'
         Recurrent cell.
     nonlinearity : {'tanh', 'relu'}, default='tanh'
-        Activation of ``cell='rnn'``; only used there.
+        Activation of ``cell='rnn'``; only used there (``fit`` warns that ``'relu'`` has
+        no effect with another cell).
     hidden_size : int, default=32
         Features of the hidden state.
     num_layers : int, default=1
@@ -858,6 +859,15 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
                 f"dropout={self.dropout!r} acts between stacked recurrent layers, so with "
                 "num_layers=1 it has no effect (torch.nn's layers warn likewise). Set "
                 "num_layers to 2 or more, or leave dropout at 0.",
+                UserWarning,
+                stacklevel=3,  # the user's call: fit runs inside scikit-learn's _fit_context
+            )
+        if self.nonlinearity != "tanh" and self.cell != "rnn":
+            # torch.nn.GRU and LSTM take no nonlinearity: the choice was dropped without a word
+            warnings.warn(
+                f"nonlinearity={self.nonlinearity!r} is the activation of cell='rnn'; "
+                f"cell={self.cell!r} has its own gates and ignores it. Set cell='rnn' to use "
+                "it, or leave nonlinearity='tanh' (the default).",
                 UserWarning,
                 stacklevel=3,  # the user's call: fit runs inside scikit-learn's _fit_context
             )
