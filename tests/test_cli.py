@@ -209,6 +209,25 @@ def test_yyyymmdd_numbers_are_read_as_dates(tmp_path, capsys):
     assert list(got) == list(pd.date_range("2020-02-19", periods=2, freq="D"))
 
 
+def test_yyyymm_numbers_are_read_as_months(tmp_path, capsys):
+    """201912, 202001 were read as step numbers and refused as uneven at each year's end."""
+    months = pd.date_range("2019-01-01", periods=36, freq="MS")
+    path = tmp_path / "ym.csv"
+    values = np.arange(36.0) % 12
+    pd.DataFrame({"month": months.strftime("%Y%m").astype(int), "y": values}).to_csv(
+        path, index=False
+    )
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(pd.date_range("2022-01-01", periods=2, freq="MS"))
+    # within one year they are evenly spaced numbers too: step numbers, as before
+    pd.DataFrame({"t": np.arange(201901, 201913), "y": values[:12]}).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out))["t"].tolist() == [201913, 201914]
+
+
 def test_a_pandas_index_column_is_not_the_time_column(tmp_path, capsys):
     """df.to_csv() writes the row numbers first, unnamed: they were taken as time steps, the
     dates dropped as "non-numeric", and the forecast labelled 30, 31."""

@@ -1440,6 +1440,8 @@ def _time_index(
         raise _InputError(f"{where} is empty in row {row + 1}; every row needs a time stamp")
     if _yyyymmdd(column):
         column = pd.Series(pd.to_datetime(column.astype(str), format="%Y%m%d"), name=name)
+    elif _yyyymm(column):
+        column = pd.Series(pd.to_datetime(column.astype(str), format="%Y%m"), name=name)
     if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy()
         if not np.all(np.mod(values, 1) == 0):
@@ -1610,6 +1612,25 @@ def _yyyymmdd(column) -> bool:
         return False
     parsed = pd.to_datetime(column.astype(str), format="%Y%m%d", errors="coerce")
     return bool(parsed.notna().all())
+
+
+def _yyyymm(column) -> bool:
+    """Whether a column of whole numbers holds months written YYYYMM (201912, 202001, ...):
+    six digits each, every one a valid month, and not evenly spaced as numbers (they jump
+    from 201912 to 202001 at each year's end, where step numbers were refused as uneven).
+    Read as the months' first days. Months within one year (201901 to 201912) are evenly
+    spaced as numbers too and stay step numbers: nothing in them says which they are."""
+    import numpy as np
+    import pandas as pd
+
+    if not pd.api.types.is_integer_dtype(column) or len(column) < 2:
+        return False
+    values = column.to_numpy().astype(np.int64)
+    month = values % 100
+    if not ((values >= 100001) & (values <= 999912) & (month >= 1) & (month <= 12)).all():
+        return False
+    steps = np.diff(values)
+    return bool(np.any(steps != steps[0]))
 
 
 # dates written with day and month as numbers, year last: 03/04/2021, 3.4.21, 03-04-2021 12:00
