@@ -446,7 +446,9 @@ def train_rows(T: int, I: int, H: int, O: int, itemsize: int) -> int:
     0.951x, T=48 0.946x, T=24 0.975x; the electricity benchmark's whole fit 0.927x (8 pairs).
     Where the 16-row block fits, the halves' overlap is kept (16 rows were chosen on the
     Intel VMs of sessions 29-34, whose L2 size was not recorded: at the electricity shape a
-    16-row block keeps 2.0 MB, 8 rows 1.0 MB; the 8-row kernel is unmeasured there). The
+    16-row block keeps 2.0 MB, 8 rows 1.0 MB; the 8-row kernel is unmeasured there). On an
+    AMD EPYC Zen 5 (1 MB of L2; AVX-512) the two are level: whole electricity fits with 16
+    rows took 0.962x and 1.009x the 8-row time (medians of 8 and 20 alternated pairs). The
     rows change the order of the weight-gradient sums (rounding, about 2e-7 relative in
     float32), so a fit's results depend on the machine's L2 size as they do on its vector
     width, never on the thread count."""
