@@ -1925,3 +1925,49 @@ def test_relu_with_a_gated_cell_is_named_as_ignored_in_the_commands_terms(capsys
     ) in err
     code, _, err = _run([*argv, "--nonlinearity", "relu", "--cell", "rnn"], capsys)
     assert code == 0 and "warning" not in err
+
+
+def _zoned_panel(path, stamps):
+    rows = [
+        pd.DataFrame({"id": key, "t": index.astype(str), "y": np.arange(len(index)) % 7.0})
+        for key, index in stamps.items()
+    ]
+    pd.concat(rows).to_csv(path, index=False)
+    return path
+
+
+def test_a_zoned_panel_whose_series_do_not_all_cross_a_dst_change_is_read_in_one_zone(
+    tmp_path, capsys
+):
+    """A series crossing the spring change was read in Europe/Berlin, one that did not in
+    UTC+01:00, and the panel's time level held plain objects: "cannot fit the model:
+    Unsupported time level of type Index (dtype object)"."""
+    berlin = {
+        "a": pd.date_range("2021-03-01", periods=60, freq="D", tz="Europe/Berlin"),
+        "b": pd.date_range("2021-01-01", periods=59, freq="D", tz="Europe/Berlin"),
+    }
+    path = _zoned_panel(tmp_path / "zoned.csv", berlin)
+    code, out, _ = _run(["forecast", path, "--id-col", "id", "-H", "2", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out))
+    assert got["t"].tolist() == [
+        "2021-04-30 00:00:00+02:00",
+        "2021-05-01 00:00:00+02:00",
+        "2021-03-01 00:00:00+01:00",
+        "2021-03-02 00:00:00+01:00",
+    ]
+
+
+def test_a_zoned_panel_that_no_one_zone_explains_is_refused(tmp_path, capsys):
+    days = pd.date_range("2021-01-01", periods=40, freq="D")
+    path = _zoned_panel(
+        tmp_path / "zoned.csv",
+        {"a": days.tz_localize("Asia/Kolkata"), "b": days.tz_localize("America/Lima")},
+    )
+    err = _fails(["forecast", path, "--id-col", "id", "-H", "2"], capsys)
+    assert "holds series in different time zones (series 'a' in UTC+05:30, series 'b' in" in err
+    assert "no one zone has all their UTC offsets" in err and "tz_convert('UTC')" in err
+    stamps = {"a": days.tz_localize("Asia/Kolkata"), "b": days}
+    path = _zoned_panel(tmp_path / "mixed.csv", stamps)
+    err = _fails(["forecast", path, "--id-col", "id", "-H", "2"], capsys)
+    assert "stamps without UTC offsets (series 'b') and with them (series 'a')" in err

@@ -1198,7 +1198,74 @@ def _panel_frame(frame, time_col, id_col, path, args):
         )
         parts.append(rows.drop(columns=[time_col, id_col]).set_axis(index, axis=0))
         keys.append(key)
+    zone = _one_zone([part.index for part in parts], keys, f"time column {time_col!r} of {path!r}")
+    if zone is not None:
+        parts = [part.set_axis(part.index.tz_convert(zone), axis=0) for part in parts]
     return pd.concat(parts, keys=keys, names=[id_col, parts[0].index.name])
+
+
+def _one_zone(indexes, keys, where):
+    """The one time zone for a panel's series whose stamps were read in different ones, or
+    None where they share one. A series whose UTC offsets change is read in a zone that has
+    those changes (Europe/Berlin), one whose offsets do not in a fixed offset (UTC+01:00):
+    stamps of both kinds made the panel's time level hold plain objects, and the fit refused
+    it. The zone taken writes every series' offsets as the file does (the local times stay
+    as written); where none does, or some stamps have offsets and others not, refused."""
+    import numpy as np
+    import pandas as pd
+
+    if not all(isinstance(index, pd.DatetimeIndex) for index in indexes):
+        return None
+    if len({str(index.tz) for index in indexes}) < 2:
+        return None
+    aware = [index.tz is not None for index in indexes]
+    if not all(aware):
+        naive, offset = keys[aware.index(False)], keys[aware.index(True)]
+        raise _InputError(
+            f"{where} has stamps without UTC offsets (series {str(naive)!r}) and with them "
+            f"(series {str(offset)!r}): write every series' stamps alike, all in UTC or all "
+            "as local times without offsets"
+        )
+
+    def offsets(index):
+        utc = index.tz_convert("UTC").tz_localize(None)
+        return (index.tz_localize(None) - utc).total_seconds().to_numpy()
+
+    written = [offsets(index) for index in indexes]
+
+    def fits(zone, rows=None):
+        for index, seconds in zip(indexes, written, strict=True):
+            take = slice(None) if rows is None else rows(seconds)
+            if not np.array_equal(offsets(index[take].tz_convert(zone)), seconds[take]):
+                return False
+        return True
+
+    def probe(seconds):  # the first and last stamps and those around each change
+        changes = np.flatnonzero(np.diff(seconds))
+        return np.unique(np.r_[0, changes, changes + 1, len(seconds) - 1])
+
+    named = sorted({str(i.tz) for i in indexes if not str(i.tz).startswith(("UTC", "+", "-"))})
+    try:
+        import zoneinfo
+
+        zones = sorted(zoneinfo.available_timezones(), key=_zone_rank)
+    except Exception:  # no time zone database: the zones the stamps were read in
+        zones = []
+    for zone in [*named, *zones]:
+        try:
+            if fits(zone, probe) and fits(zone):
+                return zone
+        except Exception:  # a zone that pandas cannot use
+            continue
+    first = keys[0]
+    other = next(k for k, i in zip(keys, indexes, strict=True) if str(i.tz) != str(indexes[0].tz))
+    tz = {k: str(i.tz) for k, i in zip(keys, indexes, strict=True)}
+    raise _InputError(
+        f"{where} holds series in different time zones (series {str(first)!r} in "
+        f"{tz[first]}, series {str(other)!r} in {tz[other]}), and no one zone has all their "
+        "UTC offsets: write the stamps in UTC (tz_convert('UTC') before to_csv), or as local "
+        "times without offsets"
+    )
 
 
 def _panel_hint(frame, time_col, path, given_time_col=None):
