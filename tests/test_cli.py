@@ -1971,3 +1971,32 @@ def test_a_zoned_panel_that_no_one_zone_explains_is_refused(tmp_path, capsys):
     path = _zoned_panel(tmp_path / "mixed.csv", stamps)
     err = _fails(["forecast", path, "--id-col", "id", "-H", "2"], capsys)
     assert "stamps without UTC offsets (series 'b') and with them (series 'a')" in err
+
+
+@pytest.mark.parametrize("fmt", ["%H:%M", "%I:%M %p", "%H:%M:%S"])
+def test_times_of_day_without_dates_are_refused(tmp_path, capsys, fmt):
+    """pandas puts bare times on the day it runs: a day of hourly rows was fitted and
+    forecast on today's date without a word (two days were refused as duplicated stamps,
+    naming today)."""
+    hours = pd.date_range("2021-01-01", periods=24, freq="h")
+    path = tmp_path / "hours.csv"
+    pd.DataFrame({"time": hours.strftime(fmt), "y": np.arange(24.0)}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "holds times of day without dates" in err and "2021-01-31 08:00" in err
+
+
+def test_the_time_or_id_column_named_as_target_or_covariate_is_said_to_label_the_rows(
+    tmp_path, capsys
+):
+    """--target date (the time column) said "unknown column 'date'", as if it were not there."""
+    days = pd.date_range("2021-01-01", periods=30, freq="D")
+    path = tmp_path / "days.csv"
+    pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "y": np.arange(30.0), "x": 1.0}).to_csv(
+        path, index=False
+    )
+    err = _fails(["forecast", path, "-H", "2", "--target", "date"], capsys)
+    assert "'date' is the time column (--target), which labels the rows" in err
+    assert "['y', 'x']" in err and "unknown column" not in err
+    panel = _panel_csv(tmp_path / "panel.csv")
+    err = _fails(["forecast", panel, "--id-col", "shop", "-H", "2", "--target", "shop"], capsys)
+    assert "'shop' is the series id column (--target)" in err and "--time-col" not in err

@@ -1700,6 +1700,10 @@ def _yyyymm(column) -> bool:
     return bool(np.any(steps != steps[0]))
 
 
+# a time of day alone: 08:00, 8:00:00, 8:00 pm
+_TIME_OF_DAY = r"^\s*\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?\s*(?:[AaPp]\.?[Mm]\.?)?\s*$"
+
+
 # dates written with day and month as numbers, year last: 03/04/2021, 3.4.21, 03-04-2021 12:00
 _NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-]\d{2,4}(?:[ T].*)?$"
 
@@ -1745,6 +1749,15 @@ def _parse_dates(column, where, date_order=None, *, panel=False):
     stamps of a panel's series, which cannot do without a time column)."""
     import pandas as pd
 
+    if column.astype(str).str.match(_TIME_OF_DAY).all():
+        # to_datetime puts bare times on the day it runs: a day of hourly rows was fitted
+        # and forecast on today's date, two days of them refused as duplicated stamps
+        raise _InputError(
+            f"{where} holds times of day without dates (first value {column.iloc[0]!r}): "
+            "pandas would put them all on today's date; write the dates too (e.g. "
+            "2021-01-31 08:00)"
+            + ("" if panel else ", or drop that column and use --no-time-col to number the rows")
+        )
     options = {} if date_order is None else {"dayfirst": date_order == "dmy"}
     # dayfirst only for numeric day/month dates: format="mixed" would read 2021-01-02 as
     # 1 February with it
@@ -2145,6 +2158,15 @@ def _comma_hint(column):
 
 
 def _require_column(frame, name, option):
+    levels = list(frame.index.names)
+    if name not in frame.columns and name in levels:
+        # the time column (and a panel's id column) index the rows: "unknown column" misled
+        role = "series id" if len(levels) > 1 and name == levels[0] else "time"
+        raise _InputError(
+            f"{name!r} is the {role} column ({option}), which labels the rows; choose among "
+            f"the columns of values, {list(frame.columns)}"
+            + (", or pick another time column with --time-col" if role == "time" else "")
+        )
     if name not in frame.columns:
         raise _InputError(
             f"unknown column {name!r} ({option}); the columns are {list(frame.columns)}"
