@@ -183,9 +183,11 @@ def make_sine_mixture(
 
     t = np.arange(n, dtype=np.float64)
     # (n, K) @ (K,) -> (n,)
-    values = np.sin(2.0 * np.pi * t[:, None] / periods + phases) @ amplitudes
-    if noise > 0:
-        values += noise * rng.standard_normal(n)
+    # overflow is refused just below, naming the parameters: not numpy's RuntimeWarning first
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = np.sin(2.0 * np.pi * t[:, None] / periods + phases) @ amplitudes
+        if noise > 0:
+            values += noise * rng.standard_normal(n)
     finite_output(values, func, "amplitudes or noise")
     return pd.Series(values, index=index, name="y")
 
@@ -291,7 +293,8 @@ def make_ar(
     _check_steps(n + burn_in, func, "n + burn_in", unit="recursion steps", fix="lower burn_in or n")
 
     rng = check_random_state(random_state, func)
-    innovations = sigma * rng.standard_normal(n + burn_in)
+    with np.errstate(over="ignore", invalid="ignore"):  # refused at the end, by name
+        innovations = sigma * rng.standard_normal(n + burn_in)
     # x_t = e_t + sum_i phi_i x_{t-i} from x = 0 before t = 0, as a loop on Python floats
     # (0.1 s per million steps for AR(1), 0.4 s for AR(p > 1)): scipy.signal.lfilter would be
     # faster but takes over a second to import.
@@ -311,7 +314,8 @@ def make_ar(
                 x += coefs[i] * values[t - 1 - i]
             values[t] = x
         innovations = np.asarray(values[p:])
-    values = innovations[burn_in:] + mean
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = innovations[burn_in:] + mean
     finite_output(values, func, "sigma or mean")
     return pd.Series(values, index=index, name="y")
 
@@ -472,7 +476,8 @@ def make_mackey_glass(
             )
         history.append(x)
     if noise > 0:
-        out += noise * rng.standard_normal(n)
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+            out += noise * rng.standard_normal(n)
     finite_output(out, func, "noise")
     return pd.Series(out, index=index, name="y")
 
@@ -612,7 +617,8 @@ def make_lorenz(
                 "e.g. dt=0.01 (the default)."
             )
     if noise > 0:
-        out += noise * rng.standard_normal((n, 3))
+        with np.errstate(over="ignore", invalid="ignore"):  # refused below, by name
+            out += noise * rng.standard_normal((n, 3))
     finite_output(out, func, "noise")
     return pd.DataFrame(out, index=index, columns=["x", "y", "z"])
 
@@ -746,8 +752,10 @@ def make_panel(
         u[1:] *= math.sqrt(0.75)
         for s in range(1, max_length):
             u[s] += 0.5 * u[s - 1]
-        shape += noise * u.T
-    values = level * shape
+        with np.errstate(over="ignore", invalid="ignore"):  # refused at the end, by name
+            shape += noise * u.T
+    with np.errstate(over="ignore", invalid="ignore"):
+        values = level * shape
 
     observed = (steps >= offsets[:, None]) & (steps < (offsets + lengths)[:, None])
     series_codes, time_codes = np.nonzero(observed)  # row-major: sorted by series, then time

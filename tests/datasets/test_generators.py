@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -466,7 +467,9 @@ def test_the_automatic_burn_in_leaves_room_for_n_up_to_the_cap():
     ("make", "kwargs", "scales"),
     [
         (make_ar, {"sigma": 1e308}, "sigma or mean"),
+        (make_ar, {"sigma": 1e308, "mean": 1e308}, "sigma or mean"),
         (make_sine_mixture, {"noise": 1e308}, "amplitudes or noise"),
+        (make_sine_mixture, {"amplitudes": (1e308, 1e308)}, "amplitudes or noise"),
         (make_mackey_glass, {"n": 50, "noise": 1e308}, "noise"),
         (make_lorenz, {"n": 50, "noise": 1e308}, "noise"),
         (make_panel, {"n_series": 2, "noise": 1e308}, "noise"),
@@ -474,7 +477,9 @@ def test_the_automatic_burn_in_leaves_room_for_n_up_to_the_cap():
     ids=lambda v: getattr(v, "__name__", None),
 )
 def test_values_that_overflow_are_refused(make, kwargs, scales):
-    # they came back inf or NaN, with numpy's RuntimeWarning alone
-    with pytest.raises(ValueError, match=rf"overflowed to inf or NaN.*Lower {scales}\.$"):
-        with np.errstate(over="ignore", invalid="ignore"):
+    # they came back inf or NaN, with numpy's RuntimeWarning alone; then the ValueError came
+    # after numpy's "overflow encountered in multiply": now the ValueError alone
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=rf"overflowed to inf or NaN.*Lower {scales}\.$"):
             make(random_state=0, **kwargs)
