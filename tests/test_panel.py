@@ -971,3 +971,21 @@ def test_score_warns_where_a_panel_was_split_as_one_series():
         assert np.isfinite(model.score(b.iloc[-5:-2]))
     with pytest.warns(UserWarning, match=r"series 'a' from 2020-01-31.*the latest: 2020-02-04"):
         model.score(a.iloc[-10:-7])
+
+
+@pytest.mark.parametrize(("levels", "freq"), [(["year", "month"], "M"), (["Year", "quarter"], "Q")])
+def test_a_calendar_multiindex_is_refused_with_a_fix_that_works(levels, freq):
+    """(year, month) read as a panel of one series per year counting months 1 to 12, and
+    predict forecast months 13 and 14 of every year without a word."""
+    per_year = 12 if freq == "M" else 4
+    index = pd.MultiIndex.from_product([range(2000, 2010), range(1, per_year + 1)], names=levels)
+    y = pd.Series(5 + np.sin(np.arange(len(index)) / 2), index=index)
+    with pytest.raises(ValueError, match=rf"named \['{levels[0]}', '{levels[1]}'\]") as info:
+        RNNForecaster(**TINY).fit(y)
+    fix = re.search(r"the time: (y\.index = .*?freq='\w'\))\.", str(info.value)).group(1)
+    exec(fix, {"pd": pd, "y": y})
+    assert isinstance(y.index, pd.PeriodIndex) and y.index.freqstr.startswith(freq)
+    assert len(RNNForecaster(**TINY).fit(y).predict(2)) == 2
+    # named as a panel it stays one
+    y.index = index.set_names(["series", "step"])
+    assert RNNForecaster(**TINY).fit(y).predict(2).index.nlevels == 2

@@ -1255,6 +1255,7 @@ def panel_blocks(index: pd.MultiIndex, what: str):
             f"{what} has a MultiIndex with {index.nlevels} levels. A panel needs exactly two: "
             "(series id, time). Combine the id levels into one, or drop the extra level."
         )
+    _refuse_calendar_levels(index, what)
     ids_in_order = index.get_level_values(0)
     if isinstance(ids_in_order, pd.DatetimeIndex | pd.PeriodIndex) and not isinstance(
         index.get_level_values(1), pd.DatetimeIndex | pd.PeriodIndex
@@ -1289,6 +1290,51 @@ def panel_blocks(index: pd.MultiIndex, what: str):
         )
     offsets = np.concatenate([starts, [len(index)]]).astype(np.int64)
     return ids_in_order[starts], offsets
+
+
+# a MultiIndex (year, month) is one series' calendar, not a panel of one series per year
+_YEAR_NAMES = {"year", "yr", "years"}
+_WITHIN_YEAR = {
+    "month": "month",
+    "months": "month",
+    "mon": "month",
+    "quarter": "quarter",
+    "quarters": "quarter",
+    "qtr": "quarter",
+    "week": None,
+    "day": None,
+    "dayofyear": None,
+    "doy": None,
+}
+
+
+def _refuse_calendar_levels(index: pd.MultiIndex, what: str) -> None:
+    """Refuse a MultiIndex whose levels are named as a calendar, (year, month) or (year,
+    quarter), ...: it read as a panel of one series per year, each counting its months 1 to
+    12, and ``predict`` forecast months 13 and 14 of every year without a word."""
+    first, second = (str(name).strip().lower() for name in index.names)
+    if first not in _YEAR_NAMES or second not in _WITHIN_YEAR:
+        return
+    name = _argument(what)
+    unit = _WITHIN_YEAR[second]
+    levels = (
+        f"{name}.index.get_level_values(0).to_numpy(), "
+        f"{unit}={name}.index.get_level_values(1).to_numpy()"
+    )
+    fix = (
+        f"{name}.index = pd.PeriodIndex.from_fields(year={levels}, freq="
+        f"{'M' if unit == 'month' else 'Q'!r})"
+        if unit
+        else f"{name}.index = a DatetimeIndex of the dates the two levels name"
+    )
+    raise ValueError(
+        f"{what}'s MultiIndex is named {list(index.names)}: as a panel, (series id, time), it "
+        f"reads as one series per {index.names[0]}, each counting its {index.names[1]}s, and "
+        f"the forecast would continue every {index.names[0]} past its last "
+        f"{index.names[1]}. For one series over the years, make the index the time: {fix}. "
+        f"If each {index.names[0]} is meant as a series of its own, name the levels so: "
+        f"{name}.index = {name}.index.set_names(['series', 'step'])."
+    )
 
 
 def _panel_on_one_grid(times, offsets, freq, kind, tz) -> bool:
