@@ -2000,3 +2000,14 @@ def test_the_time_or_id_column_named_as_target_or_covariate_is_said_to_label_the
     panel = _panel_csv(tmp_path / "panel.csv")
     err = _fails(["forecast", panel, "--id-col", "shop", "-H", "2", "--target", "shop"], capsys)
     assert "'shop' is the series id column (--target)" in err and "--time-col" not in err
+
+
+def test_a_panel_s_missing_value_is_named_by_series_and_date(tmp_path, capsys):
+    """The message showed Python's repr: (first at ('b', Timestamp('2010-04-06 00:00:00')))."""
+    flat = pd.read_csv(_panel_csv(tmp_path / "panel.csv"))
+    flat.loc[flat.index[35], "sales"] = np.nan
+    path = tmp_path / "gap.csv"
+    flat.to_csv(path, index=False)
+    err = _fails(["forecast", path, "--id-col", "shop", "-H", "2"], capsys)
+    assert "column 'sales' has 1 missing value(s) (first at series 'b', 2010-09-01)" in err
+    assert "Timestamp" not in err

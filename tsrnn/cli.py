@@ -1983,6 +1983,9 @@ def _stamp(value):
     """A time stamp as people write it: the date alone at midnight."""
     import pandas as pd
 
+    if isinstance(value, tuple):  # a panel's row: (series id, time)
+        key, time = value
+        return f"series {str(key)!r}, {_stamp(time)}"
     if isinstance(value, pd.Timestamp) and value == value.normalize():
         return str(value.date())
     return str(value)
