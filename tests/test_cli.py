@@ -2011,3 +2011,30 @@ def test_a_panel_s_missing_value_is_named_by_series_and_date(tmp_path, capsys):
     err = _fails(["forecast", path, "--id-col", "shop", "-H", "2"], capsys)
     assert "column 'sales' has 1 missing value(s) (first at series 'b', 2010-09-01)" in err
     assert "Timestamp" not in err
+
+
+@pytest.mark.parametrize("start", ["2021-03-20", "2021-10-25"])
+def test_local_hourly_stamps_across_a_clock_change_are_told_so(tmp_path, capsys, start):
+    """Berlin's local hours written without offsets skip 02:00 on 28 March and repeat it on
+    31 October: the messages said to fill a gap or aggregate duplicates, and in autumn, with
+    whole-number values, that the file looked like a panel with one series per value."""
+    hours = pd.date_range(start, periods=24 * 14, freq="h", tz="Europe/Berlin")
+    path = tmp_path / "local.csv"
+    pd.DataFrame(
+        {"time": hours.tz_localize(None).strftime("%Y-%m-%d %H:%M"), "y": np.arange(336) % 24}
+    ).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "a daylight-saving change" in err and "with their UTC offsets" in err
+    assert "looks like a panel" not in err
+    # written with their offsets, as the message says, they are read in their zone
+    pd.DataFrame({"time": hours.astype(str), "y": np.arange(336) % 24}).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "-H", "2", *FAST], capsys)
+    assert code == 0 and len(out.splitlines()) == 3
+
+
+def test_daily_duplicates_get_no_clock_change_hint(tmp_path, capsys):
+    days = pd.date_range("2021-01-01", periods=30, freq="D").strftime("%Y-%m-%d").tolist()
+    path = tmp_path / "dup.csv"
+    pd.DataFrame({"day": days[:10] + days[9:29], "y": np.arange(30.0)}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "duplicated stamps (first: 2021-01-10)" in err and "daylight" not in err

@@ -1299,7 +1299,10 @@ def _panel_hint(frame, time_col, path, given_time_col=None):
                 continue  # pandas' index of each series, not their stamps
             if numeric_ids and pd.api.types.is_integer_dtype(column):
                 continue  # two columns of whole numbers: which holds the ids cannot be told
-            if column.duplicated().any() and not frame.duplicated([id_col, t]).any():
+            # stamps that repeat once per id: many rows, not the hour an autumn clock change
+            # repeats (the values of an int column then looked like ids)
+            repeated = int(column.duplicated().sum())
+            if repeated * 10 >= n and not frame.duplicated([id_col, t]).any():
                 default = next(
                     c for c in frame.columns if c != id_col and not _numbers_rows(frame, c, id_col)
                 )
@@ -1860,9 +1863,13 @@ def _check_order(index, where):
     duplicated = index.duplicated()
     if duplicated.any():
         stamp = index[int(np.flatnonzero(duplicated)[0])]
+        # an hour repeated about once a year, each twice: an autumn clock change?
+        years = (index.max() - index.min()).days / 365.25
+        yearly = duplicated.sum() <= years + 1 and index.value_counts().max() == 2
         raise _InputError(
-            f"{where} has duplicated stamps (first: {_stamp(stamp)}); each time step needs "
-            "exactly one row: aggregate the duplicates first"
+            f"{where} has duplicated stamps (first: {_stamp(stamp)})"
+            + (_dst_hint(index) if yearly else "")
+            + "; each time step needs exactly one row: aggregate the duplicates first"
         )
     if not index.is_monotonic_increasing:
         row = int(np.flatnonzero(np.diff(index.asi8) < 0)[0]) + 1
@@ -1968,14 +1975,35 @@ def _irregular_message(index, where):
     usual = values[np.argmax(counts)]
     row = int(np.flatnonzero(steps != usual)[0])
     step = pd.Timedelta(int(usual), unit=index.unit)
+    gap = index[row + 1] - index[row]
+    dst = _dst_hint(index) if gap - step == pd.Timedelta(hours=1) else ""
     if step % pd.Timedelta(days=1) == pd.Timedelta(0):
         step = f"{step.days} day" + ("s" if step.days != 1 else "")
     return (
         f"{where} has no regular frequency (pandas could not infer one): most steps are "
-        f"{step}, but {_stamp(index[row])} is followed by {_stamp(index[row + 1])}. The model "
-        "needs one row per time step: fill in the missing stamps (e.g. with pandas .asfreq() "
-        "and interpolation) or, if the stamps follow a pandas frequency that it did not "
-        "infer, pass it with --freq"
+        f"{step}, but {_stamp(index[row])} is followed by {_stamp(index[row + 1])}{dst}. The "
+        "model needs one row per time step: fill in the missing stamps (e.g. with pandas "
+        ".asfreq() and interpolation) or, if the stamps follow a pandas frequency that it did "
+        "not infer, pass it with --freq"
+    )
+
+
+def _dst_hint(index):
+    """For local times without UTC offsets, an hour skipped (spring) or repeated (autumn)
+    once a year is a daylight-saving change, not a gap to fill or a row to aggregate: say so.
+    Empty for stamps with offsets or steps of a day or more."""
+    import numpy as np
+    import pandas as pd
+
+    if index.tz is not None or len(index) < 2:
+        return ""
+    if np.median(np.diff(index.asi8)) >= pd.Timedelta(days=1) / pd.Timedelta(1, unit=index.unit):
+        return ""
+    return (
+        " (if the stamps are local times, a daylight-saving change: clocks skip an hour in "
+        "spring and repeat one in autumn; write the stamps in UTC, or with their UTC offsets "
+        "as pandas' to_csv writes a zone-aware series, e.g. 2021-03-28 03:00:00+02:00, which "
+        "are read in their time zone)"
     )
 
 
