@@ -1732,7 +1732,9 @@ def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_rows, most
     is forecast, and the absolute errors are averaged. Each position averages the whole
     seasons it has, at most the candidate's number, as the fitted base does: the candidates
     differ only where a series has more seasons than the smaller one, and a candidate no
-    position can use ties with the one below it (the fewer seasons are taken). The first
+    position can use ties with the one below it (the fewer seasons are taken; so are they
+    where scores differ by less than :data:`SCORE_RTOL` relative, round-off, so that the
+    choice does not depend on the data's units). The first
     ``n_rows`` rows of each series are read (a fit passes every row, the validation rows
     too: they are the most recent season's evidence, and the base learns nothing from them).
     Each series and column in ``mask`` weighs the same: its errors are divided by its
@@ -1760,7 +1762,17 @@ def seasonal_years(data: SeriesData, period: int, mask: np.ndarray, n_rows, most
     scores, counted = backtest_scores(data, period, mask, n_rows, candidates)
     if not counted:
         return 1
-    return candidates[int(np.argmin(scores))]
+    # the fewest seasons among those that tie with the best up to round-off: where every
+    # backtest error has one sign (a trend), all candidates score the same in exact
+    # arithmetic, and argmin alone chose by the last digits, so the data's units (y * 1000)
+    # changed the choice and the forecasts
+    tied = scores <= scores.min() + SCORE_RTOL * abs(scores.min())
+    return candidates[int(np.flatnonzero(tied)[0])]
+
+
+# relative difference below which seasonal_years' scores tie: far above the round-off of
+# their sums (about 1e-13 relative), far below any difference that means something
+SCORE_RTOL = 1e-9
 
 
 _BACKTEST_BLOCK = 2**18  # forecast values at once in backtest_scores: 16 MiB, in cache
