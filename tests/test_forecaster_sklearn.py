@@ -410,3 +410,30 @@ def test_covariate_rows_as_an_array_are_scored_at_the_truths_steps():
         cross_val_score(
             pipe, X, y, cv=TimeSeriesSplit(n_splits=2, test_size=6, gap=3), error_score="raise"
         )
+
+
+def test_covariates_numbered_by_row_beside_an_array_target_are_its_time_index():
+    """An array target takes its time index from X (API.md): a model fitted on X.iloc[:100]
+    took X.iloc[110:113] (a gap) and X.iloc[50:53] (training rows) as the next three steps,
+    without a word, as in TransformedTargetRegressor, which passes y on as an array."""
+    from sklearn.compose import TransformedTargetRegressor
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"promo": rng.integers(0, 2, 140).astype(float)})
+    y = np.exp(1 + 0.5 * X["promo"].to_numpy())
+    ttr = TransformedTargetRegressor(RNNForecaster(**TINY), func=np.log, inverse_func=np.exp)
+    ttr.fit(X.iloc[:100], y[:100])
+    assert ttr.predict(X.iloc[100:103]).shape == (3,)
+    for start in (110, 50):  # a gap, training rows
+        with pytest.raises(ValueError, match=rf"numbered from {start}, but .* up to 99"):
+            ttr.predict(X.iloc[start : start + 3])
+    model = RNNForecaster(**TINY).fit(X.iloc[:100], y[:100])
+    model.update(X.iloc[100:110], y[100:110])
+    with pytest.raises(ValueError, match=r"numbered from 100, but .* up to 109"):
+        model.predict(X.iloc[100:103])
+    np.testing.assert_array_equal(
+        model.predict(X.iloc[110:113]), model.predict(X.iloc[110:113].to_numpy())
+    )
+    # a new frame numbered from 0 (no position) continues the data, as an array does
+    fresh = X.iloc[110:113].reset_index(drop=True)
+    np.testing.assert_array_equal(model.predict(fresh), model.predict(X.iloc[110:113]))

@@ -1027,13 +1027,18 @@ class RNNForecaster(RegressorMixin, BaseEstimator):
             "_x_loc_": x_loc,
             "_x_scale_": x_scale,
             # the last row number of covariates numbered by row beside a dated target (a
-            # fold's X.iloc[a:b]): where predict's rows so numbered must start
+            # fold's X.iloc[a:b]) or beside an array, whose time index X's is (API.md): where
+            # predict's rows so numbered must start (an array target's model took X.iloc[110:]
+            # and X.iloc[50:] after a fit on X.iloc[:100] as the next steps, without a word)
             "_x_row_end_": (
                 int(covs.index[-1])
                 if covariates
                 and isinstance(covs, pd.Series | pd.DataFrame)
-                and isinstance(target, pd.Series | pd.DataFrame)
-                and paired_by_position(covs.index, target.index)
+                and (
+                    paired_by_position(covs.index, target.index)
+                    if isinstance(target, pd.Series | pd.DataFrame)
+                    else row_numbers(covs.index)
+                )
                 else None
             ),
             "mase_scale_": mase_scale(data),
