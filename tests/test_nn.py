@@ -728,3 +728,27 @@ def test_rnn_refuses_a_mode_and_nonlinearity_that_disagree(built, other):
         assert (out >= 0).all() and (out == 0).any()
     else:
         assert (out < 0).any() and (out.abs() < 1).all()
+
+
+@pytest.mark.parametrize("cell", ["RNN", "GRU", "LSTM"])
+def test_cpu_inputs_stay_on_the_cpu_under_another_default_device(cell):
+    """The Numba kernels made their outputs and gradients with torch.empty on torch's default
+    device: under torch.device('meta') (or set_default_device('cuda') with a model kept on
+    the CPU) the layer failed with "can't convert meta device type tensor to numpy", where
+    torch.nn gives its result."""
+    torch.manual_seed(0)
+    ref = getattr(torch.nn, cell)(3, 4, num_layers=2, bidirectional=True).double()
+    layer = getattr(tsrnn.nn, cell)(3, 4, num_layers=2, bidirectional=True).double()
+    layer.load_state_dict(ref.state_dict())
+    x = torch.randn(5, 2, 3, dtype=torch.float64, requires_grad=True)
+    with torch.device("meta"):
+        out, _ = layer(x)
+        out.sum().backward()
+        grads = [x.grad.clone(), *(p.grad.clone() for p in layer.parameters())]
+        x.grad = None
+        expected, _ = ref(x)
+        expected.sum().backward()
+    assert out.device.type == "cpu"
+    torch.testing.assert_close(out, expected, rtol=1e-12, atol=1e-12)
+    for got, want in zip(grads, [x.grad, *(p.grad for p in ref.parameters())], strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)

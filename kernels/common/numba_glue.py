@@ -13,5 +13,5 @@ def as_array(t: torch.Tensor) -> np.ndarray:
 
 def empty_like_steps(gx: torch.Tensor, *shape) -> tuple[torch.Tensor, np.ndarray]:
     """A new tensor of ``shape`` with gx's dtype, and its NumPy view."""
-    t = torch.empty(shape, dtype=gx.dtype)
+    t = torch.empty(shape, dtype=gx.dtype, device="cpu")
     return t, t.numpy()

@@ -217,7 +217,7 @@ def weight_grad_buffers(GH: int, I: int, H: int, dtype: torch.dtype, fused: bool
     """The gradients' tensors: d_w_ih (GH, I), d_b_ih (GH,), d_w_hh (GH, H), d_b_hh (GH,);
     zeros (the sums over no rows, where ``B`` is 0), or empty placeholders unless ``fused``."""
     shapes = ((GH, I), (GH,), (GH, H), (GH,)) if fused else ((0, 0), (0,), (0, 0), (0,))
-    return [torch.zeros(s, dtype=dtype) for s in shapes]
+    return [torch.zeros(s, dtype=dtype, device="cpu") for s in shapes]
 
 
 def backward_args(x, B: int, H: int, GH: int, like: torch.Tensor, max_rows: int = BLOCK_ROWS):

@@ -276,8 +276,8 @@ def head_grads(hacc, dtype):
     if hacc.shape[1] == 0:
         return ()
     O, H1 = hacc.shape[1:]
-    d_w_o = torch.empty((O, H1 - 1), dtype=dtype)
-    d_b_o = torch.empty(O, dtype=dtype)
+    d_w_o = torch.empty((O, H1 - 1), dtype=dtype, device="cpu")
+    d_b_o = torch.empty(O, dtype=dtype, device="cpu")
     _reduce_head(hacc, d_w_o.numpy(), d_b_o.numpy())
     return d_w_o, d_b_o
 
@@ -335,8 +335,8 @@ class _HeadSqLoss(torch.autograd.Function):
         hidden, weight = ctx.saved_tensors
         H = hidden.shape[-1]
         d_h = workspace.empty(hidden.shape, hidden.dtype)
-        d_w = torch.empty(weight.shape, dtype=weight.dtype)
-        d_b = torch.empty(weight.shape[0], dtype=weight.dtype)
+        d_w = torch.empty(weight.shape, dtype=weight.dtype, device="cpu")
+        d_b = torch.empty(weight.shape[0], dtype=weight.dtype, device="cpu")
         h, w = as_array(hidden).reshape(-1, H), aligned.aligned_view(weight)
         backward = _backward_parallel if _parallel(h, w) else _backward_serial
         backward(

@@ -44,7 +44,7 @@ def _storage_uses(t: torch.Tensor) -> tuple[int, int] | None:
 
 # What a pooled tensor's storage counts when nothing else uses it (the pooled tensor and the
 # storage object of the query), measured the way :meth:`_Pool.take` measures it.
-_FREE_STORAGE_USES = _storage_uses(torch.empty(1))
+_FREE_STORAGE_USES = _storage_uses(torch.empty(1, device="cpu"))
 
 
 class _Pool:
@@ -56,7 +56,7 @@ class _Pool:
         for t in pool:  # the pooled tensors themselves never leave the pool
             if _storage_uses(t) == _FREE_STORAGE_USES:
                 return t.detach()
-        t = torch.empty(shape, dtype=dtype)
+        t = torch.empty(shape, dtype=dtype, device="cpu")
         if len(pool) < MAX_PER_SHAPE:
             pool.append(t)
         # An alias: a fresh tensor each time (no autograd history of an earlier step) whose
@@ -104,5 +104,5 @@ def empty(shape, dtype: torch.dtype) -> torch.Tensor:
     """An uninitialised CPU tensor: a free pooled one inside :func:`reuse_buffers`, else new."""
     pool = getattr(_local, "pool", None)
     if pool is None:
-        return torch.empty(shape, dtype=dtype)
+        return torch.empty(shape, dtype=dtype, device="cpu")
     return pool.take(tuple(shape), dtype)

@@ -558,7 +558,7 @@ def _run_forward(gx, args, T, h0, save, head=None):
     GH = 3 * H
     dtype = h0.dtype
     out = workspace.empty((T, B, H), dtype)
-    hn = torch.empty((B, H), dtype=dtype)
+    hn = torch.empty((B, H), dtype=dtype, device="cpu")
     shape_g, shape_n = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
     gates = workspace.empty(shape_g, dtype)
     ghn = workspace.empty(shape_n, dtype)
@@ -623,7 +623,7 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, saved, x, d_gx, d_gh, head=N
         I = 0 if x is None else x.shape[2]
         rows = train_rows(T, I, GH // 3, head[0].shape[0], gates.element_size())
     xa, tail, grads = numba_grads.backward_args(x, B, GH // 3, GH, gates, rows)
-    d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
+    d_h0 = torch.empty(h0.shape, dtype=gates.dtype, device="cpu")
     # contiguous, as the float32 gate pass's vector loads of it are typed for (or_none gives
     # the tensor's own view: it also passes output buffers, which must not be copies)
     go = numba_grads.or_none(None if grad_out is None else grad_out.contiguous(), xa)
@@ -778,8 +778,8 @@ def train_head(x, w_ih, b_ih, w_hh, b_hh, h0, w_o, b_o, y, factor, *, keep_d_gx=
     else:
         grads = list(grads_out)
     resid = workspace.empty((T, B, O), h0.dtype)
-    hn = torch.empty((B, H), dtype=h0.dtype)
-    d_h0 = torch.empty((B, H), dtype=h0.dtype)
+    hn = torch.empty((B, H), dtype=h0.dtype, device="cpu")
+    d_h0 = torch.empty((B, H), dtype=h0.dtype, device="cpu")
     d_gx = workspace.empty((T, B, GH), h0.dtype) if keep_d_gx else None
     hacc = aligned.zeros_array((part.shape[0], O, H + 1), np.float64)  # the head's partials
     _train_head(

@@ -345,8 +345,8 @@ def _run_forward(inputs, T, w_hh, b_hh, h0, c0, save):
     if c0 is None:
         c0 = torch.zeros_like(h0)
     out = workspace.empty((T, B, H), dtype)
-    hn = torch.empty((B, H), dtype=dtype)
-    cn = torch.empty((B, H), dtype=dtype)
+    hn = torch.empty((B, H), dtype=dtype, device="cpu")
+    cn = torch.empty((B, H), dtype=dtype, device="cpu")
     shape_g, shape_c = ((T, B, GH), (T, B, H)) if save else ((1, 1, GH), (1, 1, H))
     gates = workspace.empty(shape_g, dtype)
     cs = workspace.empty(shape_c, dtype)
@@ -394,8 +394,8 @@ def _run_backward(grad_out, grad_hn, grad_cn, w_hh, h0, c0, out, saved, x, d_pre
     if grad_cn is None:
         grad_cn = torch.zeros_like(h0)
     xa, tail, grads = numba_grads.backward_args(x, B, H, GH, gates)
-    d_h0 = torch.empty(h0.shape, dtype=gates.dtype)
-    d_c0 = torch.empty(h0.shape, dtype=gates.dtype)
+    d_h0 = torch.empty(h0.shape, dtype=gates.dtype, device="cpu")
+    d_c0 = torch.empty(h0.shape, dtype=gates.dtype, device="cpu")
     _backward(
         as_array(grad_out), as_array(grad_hn), as_array(grad_cn), padded_columns(w_hh),
         as_array(h0), as_array(c0), as_array(out), as_array(gates), as_array(cs), xa,

@@ -150,7 +150,7 @@ def forward_projected(x, w_ih, b_ih, w_hh, b_hh, h0, c0=None, *, nonlinearity="t
 def _run_forward(inputs, T, w_hh, b_hh, h0, nonlinearity):
     B, H = h0.shape
     out = workspace.empty((T, B, H), h0.dtype)
-    hn = torch.empty((B, H), dtype=h0.dtype)
+    hn = torch.empty((B, H), dtype=h0.dtype, device="cpu")
     _forward(
         *inputs, padded_columns(w_hh.T), as_array(b_hh), as_array(h0),
         out.numpy(), hn.numpy(), NONLINEARITIES[nonlinearity], block_rows(B),
@@ -185,7 +185,7 @@ def _run_backward(grad_out, grad_hn, w_hh, h0, out, x, d_pre, nonlinearity):
     """The kernel call; weight gradients where ``x`` is given. Returns ``(d_h0, grads)``."""
     _, B, H = out.shape
     xa, tail, grads = numba_grads.backward_args(x, B, H, H, out)
-    d_h0 = torch.empty(h0.shape, dtype=out.dtype)
+    d_h0 = torch.empty(h0.shape, dtype=out.dtype, device="cpu")
     _backward(
         as_array(grad_out), as_array(grad_hn), padded_columns(w_hh), as_array(h0),
         as_array(out), xa, numba_grads.or_none(d_pre, xa), d_h0.numpy(),
