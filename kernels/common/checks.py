@@ -297,6 +297,7 @@ def checked(cell: str, kind: str):
                             f"{where}: grads_out must be six arrays of the shapes of w_ih, "
                             "b_ih, w_hh, b_hh, w_o and b_o, to add the gradients into."
                         )
+                    _check_grads_out_dtype(where, grads_out, h0)
 
         elif kind == "backward_head":
 
@@ -349,3 +350,31 @@ def checked(cell: str, kind: str):
         return inner
 
     return wrap
+
+
+def _check_grads_out_dtype(where, grads_out, h0):
+    """``train_head``'s ``grads_out`` are added into in place: of ``h0``'s dtype and
+    C-contiguous, or the sums were truncated (int64 buffers took every gradient as 0) or
+    rounded (float32 buffers beside float64 arguments) without a word."""
+    import numpy as np
+
+    want = torch.empty(0, dtype=h0.dtype, device="cpu").numpy().dtype
+    names = ("w_ih", "b_ih", "w_hh", "b_hh", "w_o", "b_o")
+    for name, g in zip(names, grads_out, strict=True):
+        if isinstance(g, torch.Tensor):
+            dtype, contiguous = g.dtype, g.is_contiguous() and g.device.type == "cpu"
+            same = dtype == h0.dtype
+        else:
+            array = np.asarray(g)
+            dtype, contiguous = array.dtype, array.flags["C_CONTIGUOUS"]
+            same = dtype == want
+        if not same:
+            raise TypeError(
+                f"{where}: grads_out's gradient of {name} is {dtype}, but the arguments are "
+                f"{h0.dtype}: the gradients are added into buffers of that dtype"
+            )
+        if not contiguous:
+            raise ValueError(
+                f"{where}: grads_out's gradient of {name} must be a C-contiguous CPU array "
+                "(the kernel adds into its memory): pass .contiguous() buffers"
+            )

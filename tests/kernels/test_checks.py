@@ -177,6 +177,20 @@ def test_train_head_checks_the_gradients_it_adds_into():
     wrong = [torch.zeros(2, 2, dtype=torch.float64)] * 6  # wrote past them: a segfault
     with pytest.raises(ValueError, match="grads_out must be six arrays"):
         kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=wrong)
+    # of the right shapes but another dtype: int64 buffers took every gradient as 0, float32
+    # ones beside float64 arguments rounded them, without a word
+    shapes = [p.shape for p in (w_ih, b, w, b, w_o, b_o)]
+    for dtype in (torch.int64, torch.float32):
+        buffers = [torch.zeros(shape, dtype=dtype) for shape in shapes]
+        with pytest.raises(TypeError, match=f"gradient of w_ih is {dtype}, but the arguments"):
+            kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=buffers)
+        arrays = [buffer.numpy() for buffer in buffers]
+        with pytest.raises(TypeError, match=r"gradient of w_ih is (int64|float32), but"):
+            kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=arrays)
+    strided = [torch.zeros(shape, dtype=h0.dtype) for shape in shapes]
+    strided[2] = torch.zeros(shapes[2][::-1], dtype=h0.dtype).T
+    with pytest.raises(ValueError, match="gradient of w_hh must be a C-contiguous CPU array"):
+        kernel.train_head(x, w_ih, b, w, b, h0, w_o, b_o, y, 1.0, grads_out=strided)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
