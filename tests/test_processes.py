@@ -110,3 +110,55 @@ def test_forked_workers_under_numbas_workqueue_layer(tmp_path):
     waited forever at their first parallel torch op (the layer's input projection) unless
     torch is set to one thread there whatever Numba's layer."""
     assert "same results" in _run(tmp_path, "fork", env={"NUMBA_THREADING_LAYER": "workqueue"})
+
+
+THREADS_SCRIPT = textwrap.dedent(
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numba
+    import numpy as np
+    import torch
+
+    import tsrnn
+    import tsrnn.nn as tnn
+
+    torch.manual_seed(0)
+    layer = tnn.GRU(3, 16)
+    x = torch.randn(60, 64, 3, requires_grad=True)
+    expected = layer(x)[0]
+
+    def call(_):
+        out = layer(x)[0]
+        out.sum().backward()
+        return out.detach()
+
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(call, range(8)))
+    y = np.sin(np.arange(120) / 3)
+    fits = [tsrnn.RNNForecaster(hidden_size=4, max_epochs=2, random_state=0) for _ in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        forecasts = list(pool.map(lambda m: m.fit(y).predict(3), fits))
+    assert all(torch.equal(o, expected.detach()) for o in outs)
+    assert all(np.array_equal(f, forecasts[0]) for f in forecasts)
+    print(numba.threading_layer(), "same results")
+    """
+)
+
+
+def test_threads_under_numbas_workqueue_layer_take_turns(tmp_path):
+    """Numba's workqueue layer (the one that needs no OpenMP or TBB runtime) ends the process
+    with SIGABRT, "Concurrent access has been detected", where two threads enter a parallel
+    kernel at once: a ThreadPoolExecutor over a layer did (torch.nn's runs). The kernels take
+    turns there."""
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS_SCRIPT)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        env={**os.environ, "NUMBA_THREADING_LAYER": "workqueue"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "workqueue same results" in done.stdout

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import sys
 import threading
@@ -60,8 +61,59 @@ def njit(*args, **kwargs):
 
 
 def njit_parallel(*args, **kwargs):
-    """``numba.njit`` with the project's options and ``parallel=True`` (use ``prange``)."""
-    return _jit(args, {**PARALLEL_OPTIONS, **kwargs})
+    """``numba.njit`` with the project's options and ``parallel=True`` (use ``prange``),
+    called one at a time where Numba's threading layer is ``workqueue``
+    (:class:`OneAtATime`). Called from Python only: a jitted caller would not type it."""
+    jitted = _jit(args, {**PARALLEL_OPTIONS, **kwargs})
+    if len(args) == 1 and callable(args[0]):
+        return OneAtATime(jitted)
+    return lambda func: OneAtATime(jitted(func))
+
+
+_ONE_AT_A_TIME = threading.RLock()
+_workqueue: list[bool | None] = [None]  # the layer is workqueue; None: no pool started yet
+
+
+def _is_workqueue() -> bool | None:
+    """Whether Numba's threading layer is ``workqueue``, once a pool has started."""
+    if _workqueue[0] is None:
+        try:
+            _workqueue[0] = numba.threading_layer() == "workqueue"
+        except ValueError:  # no parallel region has run yet
+            return None
+    return _workqueue[0]
+
+
+class OneAtATime:
+    """A parallel kernel whose calls from several Python threads take turns where the
+    threading layer is ``workqueue``.
+
+    Numba's ``omp`` and ``tbb`` layers run parallel regions from several threads at once
+    (tsrnn's kernels release the GIL: a threaded server runs them side by side), but its
+    ``workqueue`` layer, the one layer that needs no OpenMP or TBB runtime (a container
+    without libgomp; macOS without libomp), ends the whole process with SIGABRT
+    ("Concurrent access has been detected") where two threads enter one, as a
+    ``ThreadPoolExecutor`` over a layer did (a review found it; ``torch.nn`` runs there).
+    So there, and only there, the calls take a process-wide lock. Where the layer is not
+    known yet (no pool started), the call takes the lock too: the first call starts the pool.
+    Attributes are the Numba dispatcher's (``py_func``, ``signatures``, ...)."""
+
+    def __init__(self, dispatcher):
+        self.dispatcher = dispatcher
+        functools.update_wrapper(self, dispatcher.py_func)
+
+    def __call__(self, *args, **kwargs):
+        if _workqueue[0] is False:
+            return self.dispatcher(*args, **kwargs)
+        with _ONE_AT_A_TIME:
+            result = self.dispatcher(*args, **kwargs)
+            _is_workqueue()
+        return result
+
+    def __getattr__(self, name):
+        if name == "dispatcher":  # not set yet (copy and pickle make the object bare)
+            raise AttributeError(name)
+        return getattr(self.dispatcher, name)
 
 
 @contextlib.contextmanager
