@@ -214,3 +214,36 @@ def test_frequency_inference_in_threads_leaves_the_warning_filters_as_they_were(
     for t in threads:
         t.join()
     assert list(warnings.filters) == before
+
+
+@pytest.mark.parametrize(
+    ("freq", "start", "expected"),
+    [
+        ("SMS", "2020-01-15", ["2022-07-15", "2022-08-01", "2022-08-15"]),
+        ("SME", "2020-01-15", ["2022-07-15", "2022-07-31", "2022-08-15"]),
+        ("SMS-10", "2020-01-15", ["2022-08-01", "2022-08-10", "2022-09-01"]),
+        ("2B", "2020-01-15", ["2020-07-01", "2020-07-03", "2020-07-07"]),
+        ("2bh", "2020-01-06 09:00", ["2020-01-27 09:00", "2020-01-27 11:00", "2020-01-27 13:00"]),
+    ],
+)
+def test_frequencies_pandas_does_not_infer_are_found_for_series_and_panels(freq, start, expected):
+    """Semi-monthly stamps (and business days or hours taken two at a time) read from a file
+    carry no frequency, and pd.infer_freq finds none: a series was refused with a guess,
+    asfreq('2W-THU'), that emptied most of its rows, and a panel could not be fitted at all
+    (a level carries no frequency; the suggested fix gave back the same panel)."""
+    stamps = pd.DatetimeIndex(list(pd.date_range(start, periods=60, freq=freq)))
+    assert stamps.freq is None
+    y = pd.Series(np.sin(np.arange(60) / 2), stamps)
+    model = RNNForecaster(**TINY).fit(y)
+    assert list(model.predict(3).index) == list(pd.DatetimeIndex(expected))
+    panel = pd.concat({"a": y, "b": y.iloc[3:]}, names=["id", "t"])
+    forecast = RNNForecaster(**TINY).fit(panel).predict(3)
+    assert list(forecast.loc["a"].index) == list(pd.DatetimeIndex(expected))
+
+
+def test_business_hours_with_a_missing_hour_are_told_to_take_bh_not_h():
+    """The fix named asfreq('h'), which filled nights and weekends: 65 of 104 rows NaN."""
+    stamps = pd.date_range("2020-01-06 09:00", periods=104, freq="bh").delete(10)
+    y = pd.Series(np.arange(103.0), pd.DatetimeIndex(list(stamps)))
+    with pytest.raises(ValueError, match=r"y = y\.asfreq\('bh'\)"):
+        RNNForecaster(**TINY).fit(y)

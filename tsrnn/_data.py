@@ -648,7 +648,52 @@ def inferred_freq(index: pd.Index) -> str | None:
         return None
     with quiet(DeprecationWarning):
         freq = pd.infer_freq(index)
+    if freq is None and isinstance(index, pd.DatetimeIndex):
+        return _uninferred_grid(index)
     return getattr(freq, "freqstr", freq)
+
+
+def _uninferred_grid(index: pd.DatetimeIndex) -> str | None:
+    """A frequency that ``pd.infer_freq`` never finds but the whole index follows, or None:
+    semi-month starts and ends (``'SMS'``, ``'SME'``, on other days ``'SMS-10'``) and
+    business days or hours taken k at a time (``'2B'``, ``'2bh'``). Without it a
+    semi-monthly series read from a file (no frequency set) was refused, with a guess
+    from its first stamps, ``asfreq('2W-THU')``, that emptied most of its rows, and a
+    semi-monthly panel could not be fitted at all (a level carries no frequency).
+
+    Examples
+    --------
+    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-01", "2020-01-15", "2020-02-01"]))
+    'SMS-15'
+    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-06", "2020-01-08", "2020-01-10"]))
+    '2B'
+    """
+    candidates = []
+    if (index == index.normalize()).all():
+        day = np.asarray(index.day)
+        for edge, kind, default in (
+            (day == 1, "SMS", 15),
+            (np.asarray(index.is_month_end), "SME", 15),
+        ):
+            others = np.unique(day[~edge])
+            if edge.any() and len(others) == 1 and 2 <= others[0] <= 27:
+                candidates.append(kind if others[0] == default else f"{kind}-{others[0]}")
+        if (np.asarray(index.day_of_week) < 5).all():
+            k = int(np.busday_count(index[0].date(), index[1].date()))
+            if k > 1:
+                candidates.append(f"{k}B")
+    else:
+        hours = (index[1] - index[0]) / pd.Timedelta(hours=1)
+        if hours == int(hours) and 2 <= hours <= 8:
+            candidates.append(f"{int(hours)}bh")
+    for freq in candidates:
+        try:
+            grid = pd.date_range(index[0], periods=len(index), freq=freq)
+        except (ValueError, TypeError):
+            continue
+        if np.array_equal(grid.asi8, index.as_unit(grid.unit).asi8):
+            return grid.freqstr
+    return None
 
 
 def _infer_freq(index: pd.Index, what: str, panel: bool = False, grid=None, grid_of=""):
@@ -805,8 +850,22 @@ def _local_freq(index: pd.DatetimeIndex) -> str | None:
             if freq is not None:
                 if freq == "D" and _weekdays_only(index):
                     return "B"  # a few weekdays read as 'D'; weekends filled would be wrong
+                if freq == "h" and _business_hours_only(index):
+                    return "bh"  # 'h' filled nights and weekends: most rows NaN
                 return freq
     return None
+
+
+def _business_hours_only(index: pd.DatetimeIndex) -> bool:
+    """Whole hours from 9:00 to 16:00 on weekdays only, spanning more than a day: business
+    hours ('bh'), whose gaps 'h' would fill with nights and weekends."""
+    return bool(
+        len(index) >= 3
+        and (index[-1] - index[0]) > pd.Timedelta(days=1)
+        and (np.asarray(index.day_of_week) < 5).all()
+        and ((np.asarray(index.hour) >= 9) & (np.asarray(index.hour) < 17)).all()
+        and (np.asarray(index.minute) == 0).all()
+    )
 
 
 def _weekdays_only(index: pd.DatetimeIndex) -> bool:
