@@ -1182,3 +1182,18 @@ def test_the_reach_cap_counts_steps_of_every_frequency():
         with pytest.raises(ValueError, match=r"reaches .* 3,001 steps after .* than 3,000"):
             steps_ahead(last, axis, make(start=rows[-1], periods=2, freq=axis.freq)[1:], 1,
                         max_steps=3000)
+
+
+def test_a_sparse_target_is_told_to_convert_it_as_sparse_covariates_are():
+    # "y must be 1-D or 2-D (rows are time steps), got a scalar": np.asarray of a sparse
+    # matrix is a 0-d object array
+    import scipy.sparse as sp
+
+    y = sp.csr_matrix(np.asarray(Y, dtype=float).reshape(-1, 1))
+    for call in (
+        lambda: RNNForecaster(**TINY).fit(y),
+        lambda: RNNForecaster(**TINY).fit(np.zeros((y.shape[0], 1)), y),
+        lambda: RNNForecaster(**TINY).fit(Y).update(y),
+    ):
+        with pytest.raises(TypeError, match=r"Sparse data was passed for y(_new)?.*\.toarray"):
+            call()

@@ -1545,6 +1545,11 @@ def check_target(
             f"{type(y).__name__}."
         )
     refuse_pandas_collections(y, what)
+    if sp.issparse(y):  # np.asarray makes it a 0-d object array: "got a scalar"
+        raise TypeError(
+            f"Sparse data was passed for {what}, but dense data is required. Use "
+            "'.toarray()' to convert to a dense numpy array."
+        )
     try:
         arr = np.asarray(y)
     except Exception as exc:  # e.g. ragged nested lists
