@@ -989,3 +989,28 @@ def test_a_calendar_multiindex_is_refused_with_a_fix_that_works(levels, freq):
     # named as a panel it stays one
     y.index = index.set_names(["series", "step"])
     assert RNNForecaster(**TINY).fit(y).predict(2).index.nlevels == 2
+
+
+def test_panel_split_refuses_levels_that_are_no_id_and_time():
+    """PanelSplit cut by whatever the second level sorted into: with the dates first it cut
+    by store name (every fold trained on dates after its test dates), with text months it cut
+    alphabetically (Apr, Aug, Dec, Feb, ... before Mar); fit refused both."""
+    dates = pd.date_range("2020-01-01", periods=30, freq="D")
+    stores = [f"s{i:02d}" for i in range(12)]
+    idx = pd.MultiIndex.from_product([dates, stores], names=["date", "store"])
+    y = pd.Series(np.random.default_rng(0).normal(size=len(idx)), index=idx)
+    with pytest.raises(ValueError, match=r"time stamps first.*X = X\.swaplevel\(\)\.sort_index"):
+        list(PanelSplit(3, test_size=2).split(y))
+    fixed = y.swaplevel().sort_index()
+    for train, test in PanelSplit(3, test_size=2).split(fixed):
+        train_end = fixed.iloc[train].index.get_level_values(1).max()
+        assert train_end < fixed.iloc[test].index.get_level_values(1).min()
+    months = pd.date_range("2020-01-01", periods=12, freq="MS")
+    text = pd.MultiIndex.from_product([stores[:3], months.strftime("%b-%Y")], names=["s", "t"])
+    with pytest.raises(TypeError, match=r"Unsupported time level .*dtype (str|object)"):
+        list(PanelSplit(2, test_size=2).split(pd.Series(0.0, index=text)))
+    calendar = pd.MultiIndex.from_product(
+        [range(2000, 2004), range(1, 13)], names=["year", "month"]
+    )
+    with pytest.raises(ValueError, match=r"named \['year', 'month'\]"):
+        list(PanelSplit(2).split(pd.Series(0.0, index=calendar)))

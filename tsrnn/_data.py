@@ -1314,20 +1314,8 @@ def panel_blocks(index: pd.MultiIndex, what: str):
             f"{what} has a MultiIndex with {index.nlevels} levels. A panel needs exactly two: "
             "(series id, time). Combine the id levels into one, or drop the extra level."
         )
-    _refuse_calendar_levels(index, what)
+    check_panel_levels(index, what)
     ids_in_order = index.get_level_values(0)
-    if isinstance(ids_in_order, pd.DatetimeIndex | pd.PeriodIndex) and not isinstance(
-        index.get_level_values(1), pd.DatetimeIndex | pd.PeriodIndex
-    ):
-        name = _argument(what)
-        raise ValueError(
-            f"{what}'s MultiIndex has the time stamps first and the series ids second "
-            f"(levels {list(index.names)}). A panel is indexed (series id, time): swap the "
-            f"levels, e.g. {name} = {name}.swaplevel().sort_index(). If the dates of the "
-            "first level are the series ids (cohorts by start month, say) and the second "
-            f"level counts steps, make the ids text: {name}.index = "
-            f"{name}.index.set_levels({name}.index.levels[0].astype(str), level=0)."
-        )
     codes = index.codes[0]
     # contiguous blocks of one id each
     change = np.flatnonzero(np.diff(codes) != 0) + 1
@@ -1349,6 +1337,30 @@ def panel_blocks(index: pd.MultiIndex, what: str):
         )
     offsets = np.concatenate([starts, [len(index)]]).astype(np.int64)
     return ids_in_order[starts], offsets
+
+
+def check_panel_levels(index: pd.MultiIndex, what: str, time_kind: bool = False) -> None:
+    """Refuse a two-level MultiIndex that is no (series id, time) panel: the stamps first
+    and the ids second, or levels named as a calendar ((year, month)); ``time_kind``: also a
+    time level of other than dates, periods or integers (text labels sort alphabetically:
+    ``'Apr-2020'`` before ``'Jan-2020'``). The forecaster checks the kind where it reads
+    the level; :class:`~tsrnn.model_selection.PanelSplit` cuts by it, and so asks here."""
+    _refuse_calendar_levels(index, what)
+    ids, times = index.get_level_values(0), index.get_level_values(1)
+    if isinstance(ids, pd.DatetimeIndex | pd.PeriodIndex) and not isinstance(
+        times, pd.DatetimeIndex | pd.PeriodIndex
+    ):
+        name = _argument(what)
+        raise ValueError(
+            f"{what}'s MultiIndex has the time stamps first and the series ids second "
+            f"(levels {list(index.names)}). A panel is indexed (series id, time): swap the "
+            f"levels, e.g. {name} = {name}.swaplevel().sort_index(). If the dates of the "
+            "first level are the series ids (cohorts by start month, say) and the second "
+            f"level counts steps, make the ids text: {name}.index = "
+            f"{name}.index.set_levels({name}.index.levels[0].astype(str), level=0)."
+        )
+    if time_kind:
+        _index_kind(times, panel=True, what=_argument(what))
 
 
 # a MultiIndex (year, month) is one series' calendar, not a panel of one series per year

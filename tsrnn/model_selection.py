@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import BaseCrossValidator
 
+from tsrnn._data import check_panel_levels
+
 __all__ = ["PanelSplit"]
 
 
@@ -113,6 +115,10 @@ class PanelSplit(BaseCrossValidator):
         """
         self._check_params()
         index = self._panel_index(X, y)
+        # the checks fit makes of the levels: folds cut by the first level's dates, or by
+        # text labels in alphabetical order, trained on the future without a word
+        what = "X" if isinstance(X, pd.Series | pd.DataFrame) and index is X.index else "y"
+        check_panel_levels(index, what, time_kind=True)
         times = index.get_level_values(1)
         ids = index.get_level_values(0)
         for level, what, why in (
