@@ -636,3 +636,14 @@ def test_scorers_refuse_a_target_only_forecaster_behind_transformers(metric):
         bare = make_pipeline(first, model).fit(y[:50].reshape(-1, 1))
         truth = y[50:].reshape(-1, 1)
         assert scorer(bare, truth) == pytest.approx(scorer(bare[-1], truth))
+
+
+def test_integers_float64_cannot_tell_apart_are_refused_as_fit_refuses_them():
+    # 2**60 + 1 and 2**60 + 3 against 2**60 scored an error of 0 (both read as 2**60)
+    truth = np.array([2**60 + 1, 2**60 + 3])
+    for y_true in (truth, pd.Series(truth), truth.tolist()):
+        with pytest.raises(ValueError, match=r"y_true holds integers beyond 2\*\*53"):
+            mae(y_true, np.array([2**60, 2**60]))
+    with pytest.raises(ValueError, match=r"y_pred holds integers beyond 2\*\*53"):
+        rmse(np.zeros(2), truth)
+    assert mae(np.array([1, 3]), np.array([0, 0])) == 2.0

@@ -42,7 +42,7 @@ from sklearn.metrics import (
     root_mean_squared_error,
 )
 
-from tsrnn._data import MAX_MAGNITUDE, refuse_masked, unit_scale
+from tsrnn._data import MAX_MAGNITUDE, refuse_inexact_values, refuse_masked, unit_scale
 
 __all__ = ["mae", "make_forecast_scorer", "mape", "mase", "mase_scale", "rmse", "smape"]
 
@@ -58,6 +58,9 @@ def _to_2d(y, name):
     """Return ``y`` as a float64 array of shape (n_rows, n_columns), after checking it."""
     # every conversion reads the values under a mask (a fill value of 9.97e36 was scored)
     refuse_masked(y, name, truths=name == "y_true")
+    # integers beyond 2**53 merge in float64 (2**60 + 1 and 2**60 + 3 scored an error of 0),
+    # refused as fit refuses them
+    refuse_inexact_values(y, name)
     if isinstance(y, pd.DataFrame):
         if y.columns.has_duplicates:
             twice = list(dict.fromkeys(y.columns[y.columns.duplicated()]))
