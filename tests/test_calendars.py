@@ -247,3 +247,13 @@ def test_business_hours_with_a_missing_hour_are_told_to_take_bh_not_h():
     y = pd.Series(np.arange(103.0), pd.DatetimeIndex(list(stamps)))
     with pytest.raises(ValueError, match=r"y = y\.asfreq\('bh'\)"):
         RNNForecaster(**TINY).fit(y)
+
+
+def test_three_monthly_stamps_are_not_read_as_business_days_taken_21_at_a_time():
+    """Three month starts can lie 21 business days apart by chance (2016-01-01, 02-01,
+    03-01): the grid search needs four stamps."""
+    from tsrnn._data import _uninferred_grid
+
+    assert _uninferred_grid(pd.DatetimeIndex(["2016-01-01", "2016-02-01", "2016-03-01"])) is None
+    four = pd.DatetimeIndex(["2020-01-06", "2020-01-08", "2020-01-10", "2020-01-14"])
+    assert _uninferred_grid(four) == "2B"

@@ -1380,7 +1380,11 @@ def test_daily_stamps_whose_offsets_change_at_dst_are_read_in_local_time(
     # without a time zone database to find the zone in, the message names the cause
     import zoneinfo
 
+    import tsrnn.cli
+
     monkeypatch.setattr(zoneinfo, "available_timezones", lambda: set())
+    tsrnn.cli._ranked_zones.cache_clear()  # the database is read once a process
+    monkeypatch.setattr(tsrnn.cli, "_ranked_zones", tsrnn.cli._ranked_zones.__wrapped__)
     err = _fails(["forecast", path, "-H", "2", *FAST], capsys)
     assert "UTC offsets change" in err and "daylight-saving" in err
     assert "fill in the missing stamps" not in err and "Write the stamps in UTC" in err
@@ -2038,3 +2042,95 @@ def test_daily_duplicates_get_no_clock_change_hint(tmp_path, capsys):
     pd.DataFrame({"day": days[:10] + days[9:29], "y": np.arange(30.0)}).to_csv(path, index=False)
     err = _fails(["forecast", path, "-H", "2"], capsys)
     assert "duplicated stamps (first: 2021-01-10)" in err and "daylight" not in err
+
+
+def test_yyyymm_future_rows_after_yyyymm_history_are_read_as_months(tmp_path, capsys):
+    """A --future file of three months within one year is evenly spaced as numbers: it was
+    read as step numbers and refused beside the history's months ("counts steps as
+    numbers, but the history's time stamps are dates")."""
+    months = pd.date_range("2019-06-01", periods=24, freq="MS")
+    history, future = tmp_path / "hist.csv", tmp_path / "fut.csv"
+    pd.DataFrame(
+        {"month": months.strftime("%Y%m").astype(int), "y": np.arange(24.0), "promo": 0}
+    ).to_csv(history, index=False)
+    ahead = pd.date_range("2021-06-01", periods=3, freq="MS")
+    pd.DataFrame({"month": ahead.strftime("%Y%m").astype(int), "promo": 1}).to_csv(
+        future, index=False
+    )
+    argv = ["forecast", history, "--target", "y", "--covariates", "promo", "--future", future]
+    code, out, _ = _run([*argv, *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out), index_col=0, parse_dates=True).index
+    assert list(got) == list(ahead)
+
+
+def test_a_yyyymm_panel_reads_every_series_as_months(tmp_path, capsys):
+    """Series A within one year stayed step numbers, series B across years became dates, and
+    the fit refused the panel's mixed time level in Python's terms."""
+    a = np.arange(201901, 201913)
+    b = pd.date_range("2019-06-01", periods=20, freq="MS").strftime("%Y%m").astype(int)
+    rows = [("A", m, float(i)) for i, m in enumerate(a)] + [
+        ("B", m, float(i)) for i, m in enumerate(b)
+    ]
+    path = tmp_path / "panel.csv"
+    pd.DataFrame(rows, columns=["id", "month", "y"]).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--id-col", "id", "-H", "2", *FAST], capsys)
+    assert code == 0
+    got = pd.read_csv(io.StringIO(out))
+    assert got["month"].tolist() == ["2020-01-01", "2020-02-01", "2021-02-01", "2021-03-01"]
+
+
+def test_a_new_store_beside_an_old_one_is_still_offered_as_a_panel(tmp_path, capsys):
+    """The tenth-of-rows rule (for the autumn hour beside whole-number values) also took the
+    hint from text ids: 50 rows of a new store beside 1000 of an old one were told to
+    aggregate the duplicates, which would merge the two stores."""
+    days = pd.date_range("2020-01-01", periods=1000, freq="D")
+    old = pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "store": "A", "sales": 1.0})
+    new = old.iloc[-50:].assign(store="B")
+    path = tmp_path / "stores.csv"
+    pd.concat([old, new]).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "looks like a panel in long layout, one series per 'store'" in err
+
+
+def test_a_panel_chosen_with_id_col_may_be_named_year_and_day(tmp_path, capsys):
+    """--id-col year asks for one series per year: the Python refusal of (year, day) levels
+    (read as one calendar) refused it, with advice in Python's terms."""
+    rows = [(year, day, float(day % 7)) for year in (2019, 2020, 2021) for day in range(1, 41)]
+    path = tmp_path / "yearday.csv"
+    pd.DataFrame(rows, columns=["year", "day", "visits"]).to_csv(path, index=False)
+    code, out, _ = _run(["forecast", path, "--id-col", "year", "-H", "2", *FAST], capsys)
+    assert code == 0
+    assert pd.read_csv(io.StringIO(out))["day"].tolist() == [41, 42] * 3
+
+
+def test_quarter_hours_across_the_autumn_change_get_the_clock_change_hint(tmp_path, capsys):
+    stamps = pd.date_range("2021-10-30", periods=96 * 3, freq="15min", tz="Europe/Berlin")
+    path = tmp_path / "q15.csv"
+    pd.DataFrame(
+        {"time": stamps.tz_localize(None).strftime("%Y-%m-%d %H:%M"), "y": np.arange(288.0)}
+    ).to_csv(path, index=False)
+    err = _fails(["forecast", path, "-H", "2"], capsys)
+    assert "duplicated stamps (first: 2021-10-31 02:00:00)" in err
+    assert "a daylight-saving change" in err
+
+
+def test_a_zoned_panel_refusal_names_the_series_no_zone_fits(tmp_path, capsys):
+    """With many series Berlin fits, the message named two that agree and not the one
+    (Asia/Kolkata) that no zone fits beside them."""
+    stamps = {}
+    for i in range(6):
+        start = "2021-03-01" if i % 2 == 0 else "2021-01-01"  # crosses the change or not
+        stamps[f"s{i}"] = pd.date_range(start, periods=40, freq="D", tz="Europe/Berlin")
+    stamps["s6"] = pd.date_range("2021-01-01", periods=40, freq="D", tz="Asia/Kolkata")
+    path = _zoned_panel(tmp_path / "zoned.csv", stamps)
+    err = _fails(["forecast", path, "--id-col", "id", "-H", "2"], capsys)
+    # s0's stamps read in the first zone of their offsets (Europe/Amsterdam), as a Berlin's
+    assert re.search(r"\(series 's0' in Europe/\w+, series 's6' in UTC\+05:30\)", err)
+
+
+def test_the_row_numbers_named_as_target_are_no_time_column(tmp_path, capsys):
+    path = tmp_path / "plain.csv"
+    pd.DataFrame({"y": np.arange(30.0)}).to_csv(path, index=False)
+    err = _fails(["forecast", path, "--no-time-col", "-H", "2", "--target", "step"], capsys)
+    assert "'step' is the row number column (--target)" in err and "--time-col" not in err

@@ -16,6 +16,7 @@ W window length, H steps emitted at once, B batch.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime
 import numbers
 import re
@@ -663,12 +664,14 @@ def _uninferred_grid(index: pd.DatetimeIndex) -> str | None:
 
     Examples
     --------
-    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-01", "2020-01-15", "2020-02-01"]))
+    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-01", "2020-01-15", "2020-02-01", "2020-02-15"]))
     'SMS-15'
-    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-06", "2020-01-08", "2020-01-10"]))
+    >>> _uninferred_grid(pd.DatetimeIndex(["2020-01-06", "2020-01-08", "2020-01-10", "2020-01-14"]))
     '2B'
     """
     candidates = []
+    if len(index) < 4:  # three monthly stamps are 21 business days apart, by chance
+        return None
     if (index == index.normalize()).all():
         day = np.asarray(index.day)
         for edge, kind, default in (
@@ -1363,6 +1366,10 @@ def check_panel_levels(index: pd.MultiIndex, what: str, time_kind: bool = False)
         _index_kind(times, panel=True, what=_argument(what))
 
 
+# a panel its user chose level by level (the command line's --id-col year): its levels'
+# names are no ambiguity to refuse
+CHOSEN_PANEL: contextvars.ContextVar[bool] = contextvars.ContextVar("chosen_panel", default=False)
+
 # a MultiIndex (year, month) is one series' calendar, not a panel of one series per year
 _YEAR_NAMES = {"year", "yr", "years"}
 _WITHIN_YEAR = {
@@ -1384,7 +1391,7 @@ def _refuse_calendar_levels(index: pd.MultiIndex, what: str) -> None:
     quarter), ...: it read as a panel of one series per year, each counting its months 1 to
     12, and ``predict`` forecast months 13 and 14 of every year without a word."""
     first, second = (str(name).strip().lower() for name in index.names)
-    if first not in _YEAR_NAMES or second not in _WITHIN_YEAR:
+    if first not in _YEAR_NAMES or second not in _WITHIN_YEAR or CHOSEN_PANEL.get():
         return
     name = _argument(what)
     unit = _WITHIN_YEAR[second]

@@ -477,12 +477,18 @@ def main(argv=None):
         0 on success; 1 where the forecast written holds values that are not finite.
         Bad input raises ``SystemExit(2)`` after printing a message to stderr.
     """
+    from tsrnn._data import CHOSEN_PANEL
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    # --id-col names the series' column itself: (year, day) is then the panel asked for
+    chosen = CHOSEN_PANEL.set(getattr(args, "id_col", None) is not None)
     try:
         return args.handler(args)
     except _InputError as exc:
         args.subparser.error(str(exc))
+    finally:
+        CHOSEN_PANEL.reset(chosen)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1186,6 +1192,11 @@ def _panel_frame(frame, time_col, id_col, path, args):
             f"the id column {id_col!r} of {path!r} is empty in row {row + 1}; every row needs "
             "the id of its series"
         )
+    column = frame[time_col]
+    if _all_months(column) and any(_yyyymm(column[(ids == k).to_numpy()]) for k in pd.unique(ids)):
+        # one reading for every series: YYYYMM where any series shows it (a series within
+        # one year alone would stay step numbers, and the panel's time level mix kinds)
+        frame = frame.assign(**{time_col: pd.to_datetime(column.astype(str), format="%Y%m")})
     parts, keys = [], []
     for key in pd.unique(ids):
         rows = frame[(ids == key).to_numpy()]
@@ -1231,38 +1242,48 @@ def _one_zone(indexes, keys, where):
         utc = index.tz_convert("UTC").tz_localize(None)
         return (index.tz_localize(None) - utc).total_seconds().to_numpy()
 
-    written = [offsets(index) for index in indexes]
+    # the series of one zone as one index (their stamps' union): a zone is tried on a few
+    # groups, not on each of thousands of series
+    zone_of = {key: str(index.tz) for key, index in zip(keys, indexes, strict=True)}
+    groups = {}
+    for index in indexes:
+        groups.setdefault(str(index.tz), []).append(index)
+    unions = {tz: parts[0].append(parts[1:]).unique().sort_values() for tz, parts in groups.items()}
+    written = {tz: offsets(index) for tz, index in unions.items()}
 
-    def fits(zone, rows=None):
-        for index, seconds in zip(indexes, written, strict=True):
+    def misfit(zone, rows=None):
+        """The first group whose offsets ``zone`` does not write, or None."""
+        for tz, index in unions.items():
+            seconds = written[tz]
             take = slice(None) if rows is None else rows(seconds)
             if not np.array_equal(offsets(index[take].tz_convert(zone)), seconds[take]):
-                return False
-        return True
+                return tz
+        return None
 
     def probe(seconds):  # the first and last stamps and those around each change
         changes = np.flatnonzero(np.diff(seconds))
         return np.unique(np.r_[0, changes, changes + 1, len(seconds) - 1])
 
-    named = sorted({str(i.tz) for i in indexes if not str(i.tz).startswith(("UTC", "+", "-"))})
-    try:
-        import zoneinfo
-
-        zones = sorted(zoneinfo.available_timezones(), key=_zone_rank)
-    except Exception:  # no time zone database: the zones the stamps were read in
-        zones = []
+    named = sorted(tz for tz in unions if not tz.startswith(("UTC", "+", "-")))
+    zones = _ranked_zones()  # none without a time zone database: the zones read in
     for zone in [*named, *zones]:
         try:
-            if fits(zone, probe) and fits(zone):
+            if misfit(zone, probe) is None and misfit(zone) is None:
                 return zone
         except Exception:  # a zone that pandas cannot use
             continue
-    first = keys[0]
-    other = next(k for k, i in zip(keys, indexes, strict=True) if str(i.tz) != str(indexes[0].tz))
-    tz = {k: str(i.tz) for k, i in zip(keys, indexes, strict=True)}
+    # name a series the first zone read fails on, beside one read in that zone
+    base = named[0] if named else zone_of[keys[0]]
+    try:
+        odd = misfit(base) if named else None
+    except Exception:  # a zone that pandas cannot use
+        odd = None
+    odd = odd or next(tz for tz in unions if tz != base)
+    first = next(k for k in keys if zone_of[k] == base)
+    other = next(k for k in keys if zone_of[k] == odd)
     raise _InputError(
         f"{where} holds series in different time zones (series {str(first)!r} in "
-        f"{tz[first]}, series {str(other)!r} in {tz[other]}), and no one zone has all their "
+        f"{base}, series {str(other)!r} in {odd}), and no one zone has all their "
         "UTC offsets: write the stamps in UTC (tz_convert('UTC') before to_csv), or as local "
         "times without offsets"
     )
@@ -1299,10 +1320,12 @@ def _panel_hint(frame, time_col, path, given_time_col=None):
                 continue  # pandas' index of each series, not their stamps
             if numeric_ids and pd.api.types.is_integer_dtype(column):
                 continue  # two columns of whole numbers: which holds the ids cannot be told
-            # stamps that repeat once per id: many rows, not the hour an autumn clock change
-            # repeats (the values of an int column then looked like ids)
+            # stamps that repeat once per id; for whole-number ids, many rows: the hour an
+            # autumn clock change repeats made an int column of values look like ids (text
+            # ids are not values: a new store's few rows beside an old one's are a panel)
             repeated = int(column.duplicated().sum())
-            if repeated * 10 >= n and not frame.duplicated([id_col, t]).any():
+            enough = not numeric_ids or repeated * 10 >= n
+            if repeated and enough and not frame.duplicated([id_col, t]).any():
                 default = next(
                     c for c in frame.columns if c != id_col and not _numbers_rows(frame, c, id_col)
                 )
@@ -1510,7 +1533,7 @@ def _time_index(
         raise _InputError(f"{where} is empty in row {row + 1}; every row needs a time stamp")
     if _yyyymmdd(column):
         column = pd.Series(pd.to_datetime(column.astype(str), format="%Y%m%d"), name=name)
-    elif _yyyymm(column):
+    elif _yyyymm(column, dated=freq is not None and freq_label is not None):
         column = pd.Series(pd.to_datetime(column.astype(str), format="%Y%m"), name=name)
     if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
         values = column.to_numpy()
@@ -1610,6 +1633,19 @@ def _zone_rank(zone):
     return region, zone
 
 
+@functools.lru_cache(maxsize=1)
+def _ranked_zones() -> tuple:
+    """The zoneinfo database's zones in the order they are tried (:func:`_zone_rank`), read
+    once: listing them walks the database's files (9 ms a call; a panel's series each
+    called it, 9 s for a thousand)."""
+    try:
+        import zoneinfo
+
+        return tuple(sorted(zoneinfo.available_timezones(), key=_zone_rank))
+    except Exception:  # no time zone database
+        return ()
+
+
 def _local_reading(column, index):
     """``index`` (the stamps read in UTC, as their offsets change) in a time zone whose UTC
     offsets at those instants are the ones written: the local times back, on which a daily
@@ -1620,11 +1656,8 @@ def _local_reading(column, index):
     written = _utc_offsets(column)
     if written is None or index.tz is None:
         return None
-    try:
-        import zoneinfo
-
-        zones = sorted(zoneinfo.available_timezones(), key=_zone_rank)
-    except Exception:  # no time zone database
+    zones = _ranked_zones()
+    if not zones:  # no time zone database
         return None
 
     def matches(rows, zone):
@@ -1684,23 +1717,33 @@ def _yyyymmdd(column) -> bool:
     return bool(parsed.notna().all())
 
 
-def _yyyymm(column) -> bool:
+def _all_months(column) -> bool:
+    """Whether a column of whole numbers holds six digits each, every one a valid YYYYMM."""
+    import numpy as np
+    import pandas as pd
+
+    if not pd.api.types.is_integer_dtype(column) or not len(column):
+        return False
+    values = column.to_numpy().astype(np.int64)
+    month = values % 100
+    return bool(((values >= 100001) & (values <= 999912) & (month >= 1) & (month <= 12)).all())
+
+
+def _yyyymm(column, dated=False) -> bool:
     """Whether a column of whole numbers holds months written YYYYMM (201912, 202001, ...):
     six digits each, every one a valid month, and not evenly spaced as numbers (they jump
     from 201912 to 202001 at each year's end, where step numbers were refused as uneven).
     Read as the months' first days. Months within one year (201901 to 201912) are evenly
-    spaced as numbers too and stay step numbers: nothing in them says which they are."""
+    spaced as numbers too and stay step numbers: nothing in them says which they are, unless
+    ``dated``: rows whose history is dated (a --future file), which are read as months."""
     import numpy as np
-    import pandas as pd
 
-    if not pd.api.types.is_integer_dtype(column) or len(column) < 2:
+    if not _all_months(column):
         return False
-    values = column.to_numpy().astype(np.int64)
-    month = values % 100
-    if not ((values >= 100001) & (values <= 999912) & (month >= 1) & (month <= 12)).all():
-        return False
-    steps = np.diff(values)
-    return bool(np.any(steps != steps[0]))
+    if dated:  # a --future file after (or a model of) dates: months, however few
+        return True
+    steps = np.diff(column.to_numpy().astype(np.int64))
+    return bool(len(steps) and np.any(steps != steps[0]))
 
 
 # a time of day alone: 08:00, 8:00:00, 8:00 pm
@@ -1865,7 +1908,8 @@ def _check_order(index, where):
         stamp = index[int(np.flatnonzero(duplicated)[0])]
         # an hour repeated about once a year, each twice: an autumn clock change?
         years = (index.max() - index.min()).days / 365.25
-        yearly = duplicated.sum() <= years + 1 and index.value_counts().max() == 2
+        hours = index[duplicated].floor("h").nunique()  # 15-minute data repeats 4 stamps
+        yearly = hours <= years + 1 and index.value_counts().max() == 2
         raise _InputError(
             f"{where} has duplicated stamps (first: {_stamp(stamp)})"
             + (_dst_hint(index) if yearly else "")
@@ -2189,14 +2233,21 @@ def _comma_hint(column):
 
 
 def _require_column(frame, name, option):
+    import pandas as pd
+
     levels = list(frame.index.names)
     if name not in frame.columns and name in levels:
         # the time column (and a panel's id column) index the rows: "unknown column" misled
         role = "series id" if len(levels) > 1 and name == levels[0] else "time"
+        numbered = isinstance(frame.index, pd.RangeIndex)  # --no-time-col's row numbers
         raise _InputError(
-            f"{name!r} is the {role} column ({option}), which labels the rows; choose among "
-            f"the columns of values, {list(frame.columns)}"
-            + (", or pick another time column with --time-col" if role == "time" else "")
+            f"{name!r} is the {'row number' if numbered else role} column ({option}), which "
+            f"labels the rows; choose among the columns of values, {list(frame.columns)}"
+            + (
+                ", or pick another time column with --time-col"
+                if role == "time" and not numbered
+                else ""
+            )
         )
     if name not in frame.columns:
         raise _InputError(

@@ -115,6 +115,17 @@ class OneAtATime:
             raise AttributeError(name)
         return getattr(self.dispatcher, name)
 
+    def __reduce__(self):
+        # by reference, as the dispatcher pickled: its module's attribute of its name
+        return _kernel_named, (self.dispatcher.py_func.__module__, self.__qualname__)
+
+
+def _kernel_named(module: str, qualname: str):
+    """The kernel ``module.qualname`` (what a pickled :class:`OneAtATime` names)."""
+    import importlib
+
+    return getattr(importlib.import_module(module), qualname)
+
 
 @contextlib.contextmanager
 def num_threads(n: int | None):

@@ -231,3 +231,13 @@ def test_triton_on_cpu_tensors_outside_the_interpreter_names_the_fix():
     assert "refused: BackendUnavailableError gru.triton_gpu.forward: backend='triton' runs on " \
         "CUDA tensors" in done.stdout
     assert "TRITON_INTERPRET=1" in done.stdout
+
+
+def test_the_parallel_kernels_pickle_by_reference_as_numbas_dispatchers_do():
+    # wrapped to take turns under the workqueue layer, they failed to pickle ("not the same
+    # object as tsrnn.kernels.gru.numba_cpu._forward")
+    import pickle
+
+    from tsrnn.kernels.gru import numba_cpu
+
+    assert pickle.loads(pickle.dumps(numba_cpu._forward)) is numba_cpu._forward
